@@ -1,0 +1,163 @@
+"""``python -m mbutils``: experiment, mdad, summary, validate.
+
+Every user error ends in one line on stderr and exit code 1, never a traceback, and
+never a half-written output file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from .errors import MbutilsError, ResultsError
+
+MISSING_CHOICES = {"error": "error", "drop-models": "drop_models", "drop-items": "drop_items"}
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _name_list(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _read_results(path: str) -> pd.DataFrame:
+    file = Path(path)
+    if not file.exists():
+        raise ResultsError(f"{path}: no such results file (make one with `python -m mbutils experiment`)")
+    try:
+        return pd.read_csv(file) if file.suffix == ".csv" else pd.read_parquet(file)
+    except Exception as err:  # any reader failure means the file is not a results table
+        raise ResultsError(f"{path}: cannot read it as a results table ({type(err).__name__}: {err})") from None
+
+
+def _write_table(table: pd.DataFrame, out: str) -> None:
+    from .cache import atomic_write
+
+    path = Path(out)
+    if path.suffix == ".csv":
+        atomic_write(path, lambda tmp: table.to_csv(tmp, index=False))
+    elif path.suffix in (".parquet", ".pq"):
+        atomic_write(path, lambda tmp: table.to_parquet(tmp, index=False))
+    else:
+        raise ResultsError(f"{out}: output must end in .parquet or .csv")
+
+
+def cmd_experiment(args) -> int:
+    from .bundle import load_bundle
+    from .experiment import run_experiment
+    from .protocol import Protocol
+
+    if Path(args.out).suffix not in (".parquet", ".pq", ".csv"):
+        raise ResultsError(f"{args.out}: output must end in .parquet or .csv")
+    bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
+    protocol = Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs,
+                        seed=args.seed, target_set=args.target_set)
+    results = run_experiment(bench, args.selectors, args.sizes, protocol, jobs=args.jobs,
+                             backend=args.backend, use_cache=not args.no_cache,
+                             progress=not args.quiet)
+    _write_table(results, args.out)
+    if not args.quiet:
+        print(f"wrote {len(results):,} rows to {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_mdad(args) -> int:
+    from .metrics import mdad_table
+    from .tables import render
+
+    table = mdad_table(_read_results(args.results), threshold=args.threshold, split=args.split,
+                       bin_width=args.bin_width, tie_rule=args.tie_rule, method=args.method,
+                       ci=args.ci, n_boot=args.bootstrap, seed=args.seed)
+    columns = ["selector", "size", "mdad", "ci_low", "ci_high", "n_pairs"]
+    sys.stdout.write(render(table[columns], args.format))
+    return 0
+
+
+def cmd_summary(args) -> int:
+    from .metrics import summary_table
+    from .tables import render
+
+    sys.stdout.write(render(summary_table(_read_results(args.results)), args.format))
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from .bundle import find_bundle, validate_bundle
+
+    folder = find_bundle(args.bundle)
+    problems = validate_bundle(folder)
+    errors = [p for p in problems if p.severity == "error"]
+    for problem in problems:
+        print(f"{problem.severity}: {problem}")
+    if errors:
+        print(f"{folder}: {len(errors)} error(s); the bundle cannot be used until they are fixed",
+              file=sys.stderr)
+        return 1
+    print(f"{folder}: valid bundle" + (" (with warnings)" if problems else ""))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m mbutils", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("experiment", help="run selectors x sizes x runs on a bundle")
+    p.add_argument("--data", required=True, help="bundle name on MBUTILS_DATA, synthetic-*, or a folder")
+    p.add_argument("--selectors", type=_name_list, default=["random"], help="comma-separated names")
+    p.add_argument("--sizes", type=_int_list, default=[10, 25, 50, 100, 200])
+    p.add_argument("--runs", type=int, default=50)
+    p.add_argument("--sources", type=int, default=300)
+    p.add_argument("--targets", type=int, default=50)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--target-set", default=None, help="named target set from target_sets.json")
+    p.add_argument("--jobs", type=int, default=1, help="parallel workers (-1: all cores)")
+    p.add_argument("--backend", default="loky", help="loky (default), threading or sequential")
+    p.add_argument("--missing", choices=list(MISSING_CHOICES), default="error",
+                   help="what to do with models/items that have missing cells")
+    p.add_argument("--no-cache", action="store_true", help="recompute even if cached")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--out", required=True, help="results file (.parquet or .csv)")
+    p.set_defaults(func=cmd_experiment)
+
+    p = sub.add_parser("mdad", help="MDAD with confidence intervals per selector x size")
+    p.add_argument("results")
+    p.add_argument("--split", choices=["seen", "unseen"], default="seen")
+    p.add_argument("--threshold", type=float, default=0.8)
+    p.add_argument("--bin-width", type=float, default=0.5, help="gap bin width in points")
+    p.add_argument("--tie-rule", choices=["paper", "exclude"], default="paper")
+    p.add_argument("--method", choices=["first", "monotone"], default="first")
+    p.add_argument("--ci", choices=["pairs", "runs", "none"], default="pairs")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--format", choices=["csv", "markdown"], default="csv")
+    p.set_defaults(func=cmd_mdad)
+
+    p = sub.add_parser("summary", help="Kendall tau and estimation error per selector x size")
+    p.add_argument("results")
+    p.add_argument("--format", choices=["csv", "markdown"], default="csv")
+    p.set_defaults(func=cmd_summary)
+
+    p = sub.add_parser("validate", help="check a bundle and explain every problem found")
+    p.add_argument("bundle")
+    p.set_defaults(func=cmd_validate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except MbutilsError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
