@@ -1,0 +1,41 @@
+"""Small builders shared by tests: tiny benchmarks and hand-made results tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from mbutils.bundle import Benchmark
+
+
+def random_benchmark(n_models=40, subtask_sizes=(30, 10, 20), seed=0, confidence=False,
+                     name="tiny") -> Benchmark:
+    """Rasch-like 0/1 data: abilities and difficulties drawn from a fixed seed."""
+    rng = np.random.default_rng(seed)
+    n_items = sum(subtask_sizes)
+    theta = rng.normal(0, 1, n_models)[:, None]
+    b = rng.normal(0, 1, n_items)[None, :]
+    p = 1 / (1 + np.exp(-(theta - b)))
+    correct = (rng.random(p.shape) < p).astype(np.int8)
+    subtasks = np.repeat([f"s{i}" for i in range(len(subtask_sizes))], subtask_sizes)
+    conf = np.clip(p + rng.normal(0, 0.05, p.shape), 0, 1) if confidence else None
+    return Benchmark(
+        name=name, correct=correct, confidence=conf,
+        models=[f"m{i:03d}" for i in range(n_models)],
+        items=[f"q{j:04d}" for j in range(n_items)], subtasks=subtasks,
+        target_sets={"first_five": [f"m{i:03d}" for i in range(5)]},
+    )
+
+
+def results_table(estimates, correct, n_seen, run=0, selector="x", size=10) -> pd.DataFrame:
+    """A one-run results table from per-target estimates and seen correct counts."""
+    estimates = np.asarray(estimates, dtype=float)
+    correct = np.asarray(correct)
+    return pd.DataFrame({
+        "run": run, "selector": selector, "size": size,
+        "model": [f"t{i:02d}" for i in range(len(estimates))],
+        "estimate": estimates, "seen_correct": correct, "n_seen": n_seen,
+        "unseen_correct": correct, "n_unseen": n_seen,
+        "seen_accuracy": correct / n_seen, "unseen_accuracy": correct / n_seen,
+        "full_accuracy": correct / n_seen,
+    })

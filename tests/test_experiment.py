@@ -1,0 +1,57 @@
+"""The experiment grid: tidy table shape, determinism across workers, caching."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from helpers import random_benchmark
+from mbutils.errors import ProtocolError, SelectorError
+from mbutils.experiment import run_experiment
+from mbutils.protocol import Protocol
+
+PROTO = Protocol(n_sources=20, n_targets=10, n_runs=4, seed=7)
+
+
+def test_tidy_table_shape_and_values():
+    bench = random_benchmark()
+    res = run_experiment(bench, ["random", "subtask_equal"], [5, 10], PROTO, progress=False)
+    assert len(res) == 4 * 2 * 2 * 10
+    assert set(res["n_seen"]) == {15 + 5 + 10}
+    assert np.allclose(res["seen_accuracy"], res["seen_correct"] / res["n_seen"])
+    assert res["estimate"].between(0, 1).all()
+    full = res.groupby(["run", "model"])["full_accuracy"].first()
+    acc = pd.Series(bench.accuracy, index=bench.models.astype(str))
+    assert np.allclose(full.to_numpy(), acc[full.index.get_level_values("model")].to_numpy())
+
+
+def test_identical_for_any_number_of_workers():
+    bench = random_benchmark()
+    one = run_experiment(bench, ["random", "subtask_proportional"], [5, 10], PROTO,
+                         jobs=1, use_cache=False, progress=False)
+    two = run_experiment(bench, ["random", "subtask_proportional"], [5, 10], PROTO,
+                         jobs=2, use_cache=False, progress=False)
+    pd.testing.assert_frame_equal(one, two)
+
+
+def test_cache_is_reused_per_selector(monkeypatch):
+    bench = random_benchmark(seed=11)
+    first = run_experiment(bench, ["random"], [5], PROTO, progress=False)
+    import mbutils.experiment as exp
+
+    def boom(*args, **kwargs):
+        raise AssertionError("recomputed a cached selector")
+
+    monkeypatch.setattr(exp, "_run_task", boom)
+    again = run_experiment(bench, ["random"], [5], PROTO, progress=False)
+    pd.testing.assert_frame_equal(first, again)
+    with pytest.raises(AssertionError, match="recomputed"):
+        run_experiment(bench, ["random"], [5], Protocol(n_sources=20, n_targets=10, n_runs=4, seed=8),
+                       progress=False)
+
+
+def test_bad_requests_fail_before_work():
+    bench = random_benchmark()
+    with pytest.raises(SelectorError, match="unknown selector 'nope'"):
+        run_experiment(bench, ["nope"], [5], PROTO, progress=False)
+    with pytest.raises(ProtocolError, match="do not fit the seen half \\(30 items\\)"):
+        run_experiment(bench, ["random"], [5, 31], PROTO, progress=False)
