@@ -62,7 +62,7 @@ def cmd_experiment(args) -> int:
                         seed=args.seed, target_set=args.target_set)
     results = run_experiment(bench, args.selectors, args.sizes, protocol, jobs=args.jobs,
                              backend=args.backend, use_cache=not args.no_cache,
-                             progress=not args.quiet)
+                             progress=not args.quiet, scheduler=args.scheduler)
     _write_table(results, args.out)
     if not args.quiet:
         print(f"wrote {len(results):,} rows to {args.out}", file=sys.stderr)
@@ -105,6 +105,20 @@ def cmd_validate(args) -> int:
     return 0
 
 
+def cmd_cache(args) -> int:
+    from . import cache
+    from .tables import render
+
+    if args.action == "list":
+        entries = cache.list_entries()
+        sys.stdout.write(render(entries, "markdown") if len(entries) else "")
+        total = entries["bytes"].sum() / 1e6 if len(entries) else 0.0
+        print(f"{len(entries)} entries, {total:.1f} MB in {cache.cache_dir()}", file=sys.stderr)
+    else:
+        print(f"removed {cache.clear(args.kind)} entries from {cache.cache_dir()}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mbutils", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -119,7 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target-set", default=None, help="named target set from target_sets.json")
     p.add_argument("--jobs", type=int, default=1, help="parallel workers (-1: all cores)")
-    p.add_argument("--backend", default="loky", help="loky (default), threading or sequential")
+    p.add_argument("--backend", choices=["loky", "threading", "sequential", "dask", "ray"], default="loky",
+                   help="how runs are spread over workers (dask/ray need requirements-scale.txt)")
+    p.add_argument("--scheduler", default=None,
+                   help="address of a running Dask scheduler or Ray cluster (default: start a local one)")
     p.add_argument("--missing", choices=list(MISSING_CHOICES), default="error",
                    help="what to do with models/items that have missing cells")
     p.add_argument("--no-cache", action="store_true", help="recompute even if cached")
@@ -148,6 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check a bundle and explain every problem found")
     p.add_argument("bundle")
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("cache", help="list or clear cached results and synthetic bundles")
+    p.add_argument("action", choices=["list", "clear"])
+    p.add_argument("--kind", default=None, help="only this kind of entry (results, synthetic, ...)")
+    p.set_defaults(func=cmd_cache)
     return parser
 
 

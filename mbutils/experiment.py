@@ -7,7 +7,9 @@ on disk by content (data hash, protocol, sizes, selector parameters, package ver
 
 from __future__ import annotations
 
+import os
 import time
+from contextlib import ExitStack
 from typing import Sequence
 
 import numpy as np
@@ -15,13 +17,15 @@ import pandas as pd
 
 from . import __version__
 from .bundle import Benchmark
-from .cache import atomic_write, cache_dir, content_key
+from .cache import atomic_write, cache_dir, content_key, locked, read_table
 from .errors import ProtocolError
 from .protocol import Protocol, Run, check_protocol, draw_run, rng_for
 from .selectors import make_selector
 from .selectors.base import SourceData
 
-BACKENDS = ("loky", "threading", "sequential")
+BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
+_COLUMNS = ("run", "selector", "size", "model", "estimate", "seen_accuracy", "unseen_accuracy",
+            "full_accuracy", "seen_correct", "n_seen", "unseen_correct", "n_unseen")
 
 
 def n_seen_items(benchmark: Benchmark) -> int:
@@ -95,38 +99,98 @@ def _tidy(benchmark: Benchmark, runs: list[Run], outputs: list[dict], selectors:
             for k in sizes:
                 frame = base.assign(selector=name, size=k, estimate=output["estimates"][name, k])
                 frames[name].append(frame)
-    order = ["run", "selector", "size", "model", "estimate", "seen_accuracy", "unseen_accuracy",
-             "full_accuracy", "seen_correct", "n_seen", "unseen_correct", "n_unseen"]
-    return {name: pd.concat(parts, ignore_index=True)[order] for name, parts in frames.items()}
+    return {name: pd.concat(parts, ignore_index=True)[list(_COLUMNS)] for name, parts in frames.items()}
 
 
-def _parallel_map(func, tasks: list[tuple], jobs: int, backend: str, progress: bool, desc: str) -> list:
+def _parallel_map(func, tasks: list[tuple], jobs: int, backend: str, progress: bool, desc: str,
+                  scheduler: str | None = None) -> list:
+    """Run tasks in order on the chosen backend; results come back in task order."""
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(tasks), desc=desc, unit="run", disable=not progress, leave=False)
-    if jobs == 1 or backend == "sequential" or len(tasks) == 1:
-        results = []
-        for task in tasks:
-            results.append(func(*task))
-            bar.update()
-    else:
-        from joblib import Parallel, delayed
+    try:
+        if backend == "sequential" or (jobs == 1 and backend in ("loky", "threading")):
+            results = []
+            for task in tasks:
+                results.append(func(*task))
+                bar.update()
+            return results
+        from joblib import Parallel, delayed, parallel_config
 
-        results = []
-        parallel = Parallel(n_jobs=jobs, backend=backend, return_as="generator")
-        for result in parallel(delayed(func)(*task) for task in tasks):
-            results.append(result)
-            bar.update()
-    bar.close()
-    return results
+        with ExitStack() as stack:
+            stack.enter_context(parallel_config(backend=_joblib_backend(backend, jobs, scheduler, stack)))
+            # Ray's joblib backend cannot stream results; it reports progress at the end.
+            stream = "list" if backend == "ray" else "generator"
+            results = []
+            for result in Parallel(n_jobs=jobs, return_as=stream)(delayed(func)(*t) for t in tasks):
+                results.append(result)
+                bar.update()
+            return results
+    finally:
+        bar.close()
+
+
+def _joblib_backend(backend: str, jobs: int, scheduler: str | None, stack: ExitStack) -> str:
+    """Name of the joblib backend, starting a Dask client or Ray runtime when asked for."""
+    if backend == "dask":
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise ProtocolError("the dask backend needs `pip install -r requirements-scale.txt`") from None
+        if scheduler:
+            stack.enter_context(Client(scheduler))
+        else:
+            workers = os.cpu_count() if jobs == -1 else jobs
+            cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1,
+                                                       processes=True, dashboard_address=None))
+            stack.enter_context(Client(cluster))
+    elif backend == "ray":
+        try:
+            import ray
+            from ray.util.joblib import register_ray
+        except ImportError:
+            raise ProtocolError("the ray backend needs `pip install -r requirements-scale.txt`") from None
+        register_ray()
+        if not ray.is_initialized():
+            ray.init(address=scheduler, num_cpus=None if jobs == -1 else jobs,
+                     include_dashboard=False, log_to_driver=False)
+            stack.callback(ray.shutdown)
+    return backend
+
+
+def _n_targets(benchmark: Benchmark, protocol: Protocol) -> int:
+    if protocol.target_set is not None:
+        return len(benchmark.target_sets[protocol.target_set])
+    return protocol.n_targets
+
+
+def _compute(benchmark: Benchmark, protocol: Protocol, selectors: list[str], sizes: list[int],
+             jobs: int, backend: str, progress: bool, scheduler: str | None) -> dict[str, pd.DataFrame]:
+    """Run the missing selectors in one pass over runs; each task gets only its run's models."""
+    if not selectors:
+        return {}
+    runs = [draw_run(benchmark, protocol, r) for r in range(protocol.n_runs)]
+    tasks = []
+    for run in runs:
+        rows = np.concatenate([run.sources, run.targets])
+        conf = None if benchmark.confidence is None else benchmark.confidence[rows]
+        tasks.append((run, benchmark.correct[rows], conf, benchmark.subtask_codes,
+                      selectors, sizes, protocol.seed))
+    outputs = _parallel_map(_run_task, tasks, jobs, backend, progress,
+                            desc=f"{benchmark.name}: {', '.join(selectors)}", scheduler=scheduler)
+    return _tidy(benchmark, runs, outputs, selectors, sizes)
 
 
 def run_experiment(benchmark: Benchmark, selectors: Sequence[str], sizes: Sequence[int],
                    protocol: Protocol = Protocol(), *, jobs: int = 1, backend: str = "loky",
-                   use_cache: bool = True, progress: bool = True) -> pd.DataFrame:
+                   use_cache: bool = True, progress: bool = True,
+                   scheduler: str | None = None) -> pd.DataFrame:
     """Run the paper's protocol for every selector and size; returns the tidy results table.
 
     Cached selectors are read back; only the missing ones are computed, in one pass over runs.
+    ``backend`` is ``loky`` (processes, default), ``threading``, ``sequential``, ``dask``
+    (``scheduler`` = address of a running scheduler, else a local cluster of ``jobs``
+    workers) or ``ray`` (``scheduler`` = cluster address, else a local runtime).
     """
     selectors = list(dict.fromkeys(selectors))
     for name in selectors:
@@ -139,26 +203,25 @@ def run_experiment(benchmark: Benchmark, selectors: Sequence[str], sizes: Sequen
         raise ProtocolError(f"jobs must be a positive number of workers or -1 (all cores), got {jobs}")
 
     paths = {name: _cache_path(benchmark, protocol, sizes, name) for name in selectors}
+    expected_rows = len(sizes) * protocol.n_runs * _n_targets(benchmark, protocol)
+    check = lambda t: len(t) == expected_rows and set(_COLUMNS) <= set(t.columns)  # noqa: E731
     tables: dict[str, pd.DataFrame] = {}
     if use_cache:
-        for name, path in paths.items():
-            if path.exists():
-                tables[name] = pd.read_parquet(path)
+        tables = {name: t for name, p in paths.items() if (t := read_table(p, check)) is not None}
     todo = [name for name in selectors if name not in tables]
-    if todo:
-        runs = [draw_run(benchmark, protocol, r) for r in range(protocol.n_runs)]
-        tasks = []
-        for run in runs:
-            rows = np.concatenate([run.sources, run.targets])
-            conf = None if benchmark.confidence is None else benchmark.confidence[rows]
-            tasks.append((run, benchmark.correct[rows], conf, benchmark.subtask_codes,
-                          todo, sizes, protocol.seed))
-        outputs = _parallel_map(_run_task, tasks, jobs, backend, progress,
-                                desc=f"{benchmark.name}: {', '.join(todo)}")
-        for name, table in _tidy(benchmark, runs, outputs, todo, sizes).items():
-            tables[name] = table
-            if use_cache:
+    if todo and use_cache:
+        with locked(paths[name] for name in todo):
+            # Another process may have written entries while we waited for the locks.
+            for name in todo:
+                if (table := read_table(paths[name], check)) is not None:
+                    tables[name] = table
+            todo = [name for name in selectors if name not in tables]
+            computed = _compute(benchmark, protocol, todo, sizes, jobs, backend, progress, scheduler)
+            for name, table in computed.items():
                 atomic_write(paths[name], lambda tmp, t=table: t.to_parquet(tmp, index=False))
+            tables.update(computed)
+    elif todo:
+        tables.update(_compute(benchmark, protocol, todo, sizes, jobs, backend, progress, scheduler))
     results = pd.concat([tables[name] for name in selectors], ignore_index=True)
     results.attrs.update({
         "data": benchmark.name, "sizes": sizes, "selectors": selectors,

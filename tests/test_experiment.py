@@ -55,3 +55,29 @@ def test_bad_requests_fail_before_work():
         run_experiment(bench, ["nope"], [5], PROTO, progress=False)
     with pytest.raises(ProtocolError, match="do not fit the seen half \\(30 items\\)"):
         run_experiment(bench, ["random"], [5, 31], PROTO, progress=False)
+
+
+@pytest.mark.parametrize("backend", ["threading", "dask", "ray"])
+def test_identical_across_backends(backend):
+    bench = random_benchmark(seed=5)
+    proto = Protocol(n_sources=20, n_targets=10, n_runs=3, seed=2)
+    base = run_experiment(bench, ["random", "subtask_equal"], [5, 10], proto, jobs=1,
+                          use_cache=False, progress=False)
+    other = run_experiment(bench, ["random", "subtask_equal"], [5, 10], proto, jobs=2,
+                           backend=backend, use_cache=False, progress=False)
+    pd.testing.assert_frame_equal(base, other)
+
+
+def test_damaged_cache_entry_is_recomputed(capsys):
+    bench = random_benchmark(seed=13)
+    first = run_experiment(bench, ["random"], [5], PROTO, progress=False)
+    from mbutils.cache import cache_dir
+
+    (entry,) = [p for p in (cache_dir() / "results").glob("tiny-random-*.parquet")
+                if p.stat().st_size and pd.read_parquet(p).equals(first)]
+    entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])  # truncate
+    again = run_experiment(bench, ["random"], [5], PROTO, progress=False)
+    pd.testing.assert_frame_equal(first, again)
+    assert "is damaged" in capsys.readouterr().err
+    run_experiment(bench, ["random"], [5], PROTO, progress=False)
+    assert "is damaged" not in capsys.readouterr().err
