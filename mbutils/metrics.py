@@ -82,6 +82,11 @@ def iter_groups(results: pd.DataFrame, split: str = "seen") -> Iterator[tuple[tu
         )
 
 
+def _snap(diff: np.ndarray) -> np.ndarray:
+    """Differences within rounding error of zero become exact ties."""
+    return np.where(np.abs(diff) <= _EST_TIE, 0.0, diff)
+
+
 def pair_agreement(est_diff: np.ndarray, true_diff: np.ndarray, tie_rule: str = "paper") -> tuple[np.ndarray, np.ndarray]:
     """(agrees, counted) per pair.
 
@@ -91,7 +96,7 @@ def pair_agreement(est_diff: np.ndarray, true_diff: np.ndarray, tie_rule: str = 
     """
     if tie_rule not in TIE_RULES:
         raise ResultsError(f"tie rule must be one of {', '.join(TIE_RULES)}, got {tie_rule!r}")
-    est_sign = np.sign(np.where(np.abs(est_diff) <= _EST_TIE, 0.0, est_diff))
+    est_sign = np.sign(_snap(est_diff))
     true_sign = np.sign(true_diff)
     tied = true_sign == 0
     agrees = np.where(tied, est_sign > 0, est_sign * true_sign > 0)
@@ -111,9 +116,7 @@ def gap_bins(true_diff: np.ndarray, n_items: np.ndarray, bin_width: float = 0.5)
 def kendall_tau_b(estimates: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """Kendall tau-b of each row pair, from pair signs: (C - D) / sqrt((P - T_x)(P - T_y))."""
     i, j = np.triu_indices(estimates.shape[-1], k=1)
-    de = estimates[..., i] - estimates[..., j]
-    de = np.sign(np.where(np.abs(de) <= _EST_TIE, 0.0, de))
-    dt = np.sign(truth[..., i] - truth[..., j])
+    de, dt = (np.sign(_snap(x[..., i] - x[..., j])) for x in (estimates, truth))
     n_pairs = len(i)
     denom = np.sqrt((n_pairs - (de == 0).sum(-1)) * (n_pairs - (dt == 0).sum(-1)))
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -1,0 +1,57 @@
+"""The result cache: concurrent writers, listing and clearing."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from mbutils import cache
+
+SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+from helpers import random_benchmark
+from mbutils.experiment import run_experiment
+from mbutils.protocol import Protocol
+res = run_experiment(random_benchmark(seed=21), ["random", "subtask_equal"], [5, 10],
+                     Protocol(n_sources=20, n_targets=10, n_runs=30, seed=1), progress=False)
+res.to_parquet(sys.argv[1])
+"""
+
+
+def test_two_processes_computing_the_same_entry(tmp_path):
+    env = {**os.environ, "MBUTILS_CACHE": str(tmp_path / "cache")}
+    code = SCRIPT.format(tests=str(Path(__file__).parent))
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path / f"out{i}.parquet")], env=env)
+             for i in range(2)]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    a, b = (pd.read_parquet(tmp_path / f"out{i}.parquet") for i in range(2))
+    pd.testing.assert_frame_equal(a, b)
+    files = [p for p in (tmp_path / "cache" / "results").iterdir() if not p.name.endswith(".lock")]
+    assert len(files) == 2 and not any(p.name.endswith(".tmp") for p in files)
+
+
+def test_list_and_clear(tmp_path, monkeypatch):
+    monkeypatch.setenv("MBUTILS_CACHE", str(tmp_path))
+    cache.atomic_write(tmp_path / "results" / "a.parquet",
+                       lambda p: pd.DataFrame({"x": [1]}).to_parquet(p))
+    cache.atomic_write(tmp_path / "synthetic" / "b.npz", lambda p: p.write_bytes(b"123"))
+    listed = cache.list_entries()
+    assert sorted(listed["kind"]) == ["results", "synthetic"]
+    assert cache.clear("synthetic") == 1
+    assert cache.list_entries()["kind"].tolist() == ["results"]
+    assert cache.clear() == 1 and cache.list_entries().empty
+
+
+def test_atomic_write_leaves_nothing_on_failure(tmp_path):
+    def broken(path):
+        path.write_text("half")
+        raise RuntimeError("disk full")
+
+    try:
+        cache.atomic_write(tmp_path / "x.parquet", broken)
+    except RuntimeError:
+        pass
+    assert list(tmp_path.iterdir()) == []
