@@ -1,0 +1,118 @@
+"""The command-line contract: outputs, exit codes and messages, never a traceback."""
+
+import io
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+
+import pandas as pd
+import pytest
+
+from helpers import random_benchmark
+from mbutils.bundle import save_bundle
+from mbutils.cli import main
+
+
+def run(*args):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    return save_bundle(random_benchmark(n_models=40), tmp_path_factory.mktemp("b") / "tiny")
+
+
+@pytest.fixture(scope="module")
+def results(bundle, tmp_path_factory):
+    out = tmp_path_factory.mktemp("r") / "r.parquet"
+    code, _, err = run("experiment", "--data", bundle, "--selectors", "random,subtask_equal",
+                       "--sizes", "5,10", "--runs", "4", "--sources", "20", "--targets", "10",
+                       "--quiet", "--out", out)
+    assert code == 0, err
+    return out
+
+
+def test_experiment_then_mdad_and_summary(results):
+    table = pd.read_parquet(results)
+    assert len(table) == 2 * 2 * 4 * 10
+    code, out, _ = run("mdad", results, "--bootstrap", "200")
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert lines[0] == "selector,size,mdad,ci_low,ci_high,n_pairs"
+    assert len(lines) == 1 + 4 and all(line.endswith(",180") for line in lines[1:])
+    code, out, _ = run("mdad", results, "--format", "markdown", "--threshold", "0.9", "--ci", "runs")
+    assert code == 0 and out.startswith("| selector") and len(out.splitlines()) == 2 + 4
+    code, out, _ = run("summary", results)
+    assert code == 0 and out.splitlines()[0].startswith("selector,size,n_runs,tau")
+
+
+def test_jobs_do_not_change_the_table(bundle, tmp_path):
+    outs = []
+    for jobs in (1, 2):
+        out = tmp_path / f"j{jobs}.csv"
+        code, _, err = run("experiment", "--data", bundle, "--selectors", "random", "--sizes", "5",
+                           "--runs", "3", "--sources", "20", "--targets", "10", "--jobs", jobs,
+                           "--no-cache", "--quiet", "--out", out)
+        assert code == 0, err
+        outs.append(pd.read_csv(out))
+    pd.testing.assert_frame_equal(*outs)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--selectors", "nope"], "unknown selector 'nope'; choose from: random"),
+    (["--sizes", "5,31"], "sizes 31 do not fit the seen half (30 items)"),
+    (["--sources", "39"], "too few for 10 targets + 39 sources"),
+    (["--target-set", "missing"], "no target set named 'missing'"),
+])
+def test_experiment_errors_exit_1_and_leave_no_file(bundle, tmp_path, args, message):
+    out = tmp_path / "r.parquet"
+    base = ["experiment", "--data", bundle, "--runs", "2", "--sources", "20", "--targets", "10",
+            "--sizes", "5", "--quiet", "--out", out]
+    code, stdout, err = run(*base, *args)
+    assert code == 1 and message in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_unknown_bundle_and_bad_results_file(tmp_path):
+    code, _, err = run("experiment", "--data", "no-such-bundle", "--out", tmp_path / "x.parquet")
+    assert code == 1 and "no-such-bundle" in err
+    code, _, err = run("mdad", tmp_path / "absent.parquet")
+    assert code == 1 and "no such results file" in err
+    junk = tmp_path / "junk.parquet"
+    junk.write_text("not parquet")
+    code, _, err = run("summary", junk)
+    assert code == 1 and "cannot read it as a results table" in err
+
+
+def test_validate_reports_every_problem_with_place(tmp_path, bundle):
+    code, out, _ = run("validate", bundle)
+    assert code == 0 and "valid bundle" in out
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "responses.csv").write_text("model,q1,q2\nm1,1,0\nm2,2,1\nm1,0,1\nm3,1\n")
+    (bad / "items.csv").write_text("item,subtask\nq1,a\nq3,a\n")
+    code, out, err = run("validate", bad)
+    assert code == 1 and "Traceback" not in out + err
+    assert "'2'" in out and "row 3" in out                       # non-0/1 value, with its row
+    assert "rows 2 and 4: model 'm1' appears more than once" in out  # duplicate model
+    assert "line 5" in out or "row 5" in out                     # ragged row
+    assert "q2" in out and "q3" in out                           # items missing either way
+
+
+def test_module_entry_point_has_no_traceback(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "mbutils", "validate", str(tmp_path / "nothing")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and proc.stderr.strip()
+
+
+def test_not_reached_is_spelled_out():
+    import numpy as np
+    from mbutils.tables import render
+
+    table = pd.DataFrame({"selector": ["random"], "size": [10], "mdad": [np.nan], "ci_low": [np.nan],
+                          "ci_high": [np.nan], "n_pairs": [1225]})
+    assert render(table).splitlines()[1] == "random,10,not reached,not reached,not reached,1225"
+    assert "| not reached |" in render(table, "markdown")
