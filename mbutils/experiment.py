@@ -66,13 +66,15 @@ def _run_task(run: Run, correct: np.ndarray, confidence: np.ndarray | None, subt
     tgt_conf = None if confidence is None else confidence[n_src:][:, run.seen]
     source = SourceData(correct[:n_src][:, run.seen], subtasks[run.seen], src_conf)
     target_correct = correct[n_src:][:, run.seen]
-    out, timings = {}, {}
+    out, timings, shared = {}, {}, {}
     for name in selectors:
         selector = make_selector(name)
         start = time.perf_counter()
-        prepared = selector.prepare(source, rng_for(seed, run.index, "prepare", name))
+        stream = selector.shared_key() or name
+        if stream not in shared:
+            shared[stream] = selector.prepare(source, rng_for(seed, run.index, "prepare", stream))
         for k in sizes:
-            micro = selector.select(prepared, k, rng_for(seed, run.index, "select", name, k))
+            micro = selector.select(shared[stream], k, rng_for(seed, run.index, "select", stream, k))
             out[name, k] = micro.estimate(target_correct, tgt_conf)
         timings[name] = time.perf_counter() - start
     return {"estimates": out, "timings": timings}

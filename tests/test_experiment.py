@@ -81,3 +81,15 @@ def test_damaged_cache_entry_is_recomputed(capsys):
     assert "is damaged" in capsys.readouterr().err
     run_experiment(bench, ["random"], [5], PROTO, progress=False)
     assert "is damaged" not in capsys.readouterr().err
+
+
+def test_sibling_selectors_share_choices_and_give_the_same_results_alone():
+    bench = random_benchmark(seed=17, confidence=True)
+    proto = Protocol(n_sources=20, n_targets=10, n_runs=2, seed=4)
+    both = run_experiment(bench, ["anchor_points", "anchor_points_binary"], [5, 12], proto,
+                          use_cache=False, progress=False)
+    alone = run_experiment(bench, ["anchor_points_binary"], [5, 12], proto, use_cache=False, progress=False)
+    pd.testing.assert_frame_equal(both[both.selector == "anchor_points_binary"].reset_index(drop=True), alone)
+    # Same medoids, different target data: the estimates differ when confidences exist.
+    a, b = (both[both.selector == s]["estimate"].to_numpy() for s in ("anchor_points", "anchor_points_binary"))
+    assert not np.allclose(a, b)

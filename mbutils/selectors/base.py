@@ -94,6 +94,16 @@ class Selector:
     def select(self, prepared: Any, k: int, rng: np.random.Generator) -> MicroBenchmark:
         raise NotImplementedError
 
+    def shared_key(self) -> str | None:
+        """Selectors returning the same key make the same choices and differ only in the estimate.
+
+        The experiment then prepares once per run for all of them and gives them the same
+        random streams, so variants (e.g. 0/1 vs confidence estimates) are compared on
+        identical items; a prepared object may cache per-size work for its siblings.
+        ``None`` (default): nothing is shared.
+        """
+        return None
+
     def check_size(self, k: int, n_items: int, what: str = "seen items") -> None:
         """Refuse sizes that cannot be honoured, with a message that says why."""
         if int(k) != k or k < 1:

@@ -48,6 +48,9 @@ class SubtaskEqualSelector(Selector):
     def __init__(self, weighted: bool = False):
         self.weighted = weighted
 
+    def shared_key(self) -> str:
+        return "subtask_equal"  # the weighted variant reweights the same items
+
     def select(self, prepared: SourceData, k: int, rng: np.random.Generator) -> MicroBenchmark:
         self.check_size(k, prepared.n_items)
         subtasks = prepared.subtasks
@@ -89,6 +92,9 @@ class SubtaskProportionalSelector(Selector):
 
     def __init__(self, weighted: bool = False):
         self.weighted = weighted
+
+    def shared_key(self) -> str:
+        return "subtask_proportional"
 
     def select(self, prepared: SourceData, k: int, rng: np.random.Generator) -> MicroBenchmark:
         self.check_size(k, prepared.n_items)

@@ -1,0 +1,173 @@
+"""Anchor Points: correlation without NaN, FasterPAM medoids, cluster weights, two estimates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import adjusted_rand_score
+
+from mbutils.errors import SelectorError
+from mbutils.selectors import make_selector, selector_names
+from mbutils.selectors.anchor import (
+    AnchorPoints,
+    AnchorPointsBinary,
+    assign_to_medoids,
+    item_correlation,
+)
+from mbutils.selectors.base import SourceData
+
+from conftest import real_bundle
+
+
+def planted_groups(rng, group_sizes=(40, 25, 60, 35), n_sources=80):
+    """Confidences driven by one latent ability per (source, item group): groups correlate inside."""
+    group = rng.permutation(np.repeat(np.arange(len(group_sizes)), group_sizes))
+    ability = rng.normal(size=(n_sources, len(group_sizes)))
+    easiness = rng.normal(scale=0.5, size=len(group))
+    logit = 2.0 * ability[:, group] + easiness + 0.3 * rng.normal(size=(n_sources, len(group)))
+    confidence = 1 / (1 + np.exp(-logit))
+    correct = (rng.random(confidence.shape) < confidence).astype(float)
+    return group, SourceData(correct=correct, subtasks=np.zeros(len(group), dtype=int), confidence=confidence)
+
+
+@pytest.fixture(scope="module")
+def planted():
+    return planted_groups(np.random.default_rng(0))
+
+
+# --------------------------------------------------------------------------- correlation
+def test_correlation_matches_corrcoef_and_handles_constant_items():
+    rng = np.random.default_rng(1)
+    proxy = rng.random((30, 50))
+    constant = np.array([3, 17, 40])
+    proxy[:, constant] = [[0.0, 0.7, 1.0]]
+    corr = item_correlation(proxy)
+    varying = np.setdiff1d(np.arange(50), constant)
+    np.testing.assert_allclose(corr[np.ix_(varying, varying)], np.corrcoef(proxy[:, varying], rowvar=False), atol=1e-12)
+    assert not np.isnan(corr).any()
+    assert np.array_equal(corr, corr.T)
+    np.testing.assert_array_equal(np.diag(corr), 1.0)
+    off_diagonal = corr[constant] - np.eye(50)[constant]
+    np.testing.assert_array_equal(off_diagonal, 0.0)
+    single = item_correlation(proxy, dtype="float32")
+    assert single.dtype == np.float32
+    np.testing.assert_allclose(single, corr, atol=1e-5)
+
+
+def test_correlation_of_binary_data_with_few_sources():
+    rng = np.random.default_rng(2)
+    correct = (rng.random((4, 300)) < 0.5).astype(float)  # 1/8 of the items are constant
+    corr = item_correlation(correct)
+    assert np.isfinite(corr).all() and np.abs(corr).max() <= 1.0
+
+
+def test_correlation_rejects_missing_values():
+    with pytest.raises(SelectorError, match="missing"):
+        item_correlation(np.array([[0.1, np.nan], [0.2, 0.3]]))
+
+
+# --------------------------------------------------------------------------- selection
+def test_prepare_gives_symmetric_zero_diagonal_dissimilarity(planted):
+    _, source = planted
+    for dtype in ("float64", "float32"):
+        prepared = AnchorPoints(dtype=dtype).prepare(source, np.random.default_rng(0))
+        d = prepared.dissimilarity
+        assert d.dtype == np.dtype(dtype) and d.shape == (160, 160)
+        assert np.array_equal(d, d.T)
+        np.testing.assert_array_equal(np.diag(d), 0.0)
+        assert d.min() >= 0.0 and d.max() <= 2.0
+
+
+@pytest.mark.parametrize("k", [1, 4, 10, 50, 160])
+def test_exactly_k_distinct_medoids_with_cluster_weights(planted, k):
+    _, source = planted
+    selector = AnchorPoints()
+    prepared = selector.prepare(source, np.random.default_rng(0))
+    mb = selector.select(prepared, k, np.random.default_rng(k))
+    assert mb.size == k and len(np.unique(mb.items)) == k
+    assert mb.weights.sum() == pytest.approx(1.0)
+    assert (mb.weights > 0).all()
+    np.testing.assert_allclose(mb.weights * 160, np.round(mb.weights * 160))  # cluster sizes / N
+    if k == 160:
+        np.testing.assert_allclose(mb.weights, 1 / 160)
+
+
+def test_recovers_planted_item_groups(planted):
+    group, source = planted
+    selector = AnchorPoints()
+    prepared = selector.prepare(source, np.random.default_rng(0))
+    for seed in range(5):
+        mb = selector.select(prepared, 4, np.random.default_rng(seed))
+        assert sorted(group[mb.items]) == [0, 1, 2, 3]  # one medoid per planted group
+        members = assign_to_medoids(prepared.dissimilarity, mb.items)
+        assert adjusted_rand_score(group, members) >= 0.95
+        np.testing.assert_allclose(np.sort(mb.weights), np.sort([40, 25, 60, 35]) / 160, atol=3 / 160)
+
+
+def test_medoid_joins_itself_even_when_duplicated():
+    # items 0 and 1 have identical source data (dissimilarity 0 to each other)
+    d = np.array([[0.0, 0.0, 0.9], [0.0, 0.0, 0.9], [0.9, 0.9, 0.0]])
+    np.testing.assert_array_equal(assign_to_medoids(d, np.array([0, 1])), [0, 1, 0])
+    np.testing.assert_array_equal(assign_to_medoids(d, np.array([1, 2])), [0, 0, 1])
+
+
+def test_confidence_and_binary_variants(planted):
+    _, source = planted
+    rng = np.random.default_rng(3)
+    targets_correct = (rng.random((6, 160)) < 0.5).astype(float)
+    targets_conf = rng.random((6, 160))
+    conf_sel, bin_sel = AnchorPoints(), AnchorPointsBinary()
+    a = conf_sel.select(conf_sel.prepare(source, np.random.default_rng(0)), 10, np.random.default_rng(9))
+    b = bin_sel.select(bin_sel.prepare(source, np.random.default_rng(0)), 10, np.random.default_rng(9))
+    np.testing.assert_array_equal(a.items, b.items)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    assert (a.reads, b.reads) == ("confidence", "correct")
+    with_conf_a = a.estimate(targets_correct, targets_conf)
+    with_conf_b = b.estimate(targets_correct, targets_conf)
+    np.testing.assert_allclose(with_conf_a, targets_conf[:, a.items] @ a.weights)
+    assert not np.allclose(with_conf_a, with_conf_b)
+    np.testing.assert_array_equal(a.estimate(targets_correct), b.estimate(targets_correct))
+
+
+def test_same_rng_same_result(planted):
+    _, source = planted
+    selector = AnchorPoints()
+    prepared = selector.prepare(source, np.random.default_rng(0))
+    a = selector.select(prepared, 20, np.random.default_rng(5))
+    b = selector.select(prepared, 20, np.random.default_rng(5))
+    np.testing.assert_array_equal(a.items, b.items)
+    np.testing.assert_array_equal(a.weights, b.weights)
+
+
+def test_validation_and_registration(planted):
+    _, source = planted
+    selector = AnchorPoints()
+    prepared = selector.prepare(source, np.random.default_rng(0))
+    with pytest.raises(SelectorError, match="at most 160"):
+        selector.select(prepared, 161, np.random.default_rng(0))
+    for bad in ({"init": "kmeans++"}, {"dtype": "float16"}, {"max_iter": 0}, {"n_cpu": 0}):
+        with pytest.raises(SelectorError):
+            AnchorPoints(**bad)
+    assert {"anchor_points", "anchor_points_binary"} <= set(selector_names())
+    assert type(make_selector("anchor_points")) is AnchorPoints
+    assert type(make_selector("anchor_points_binary")) is AnchorPointsBinary
+    assert AnchorPointsBinary().get_params() == {"init": "random", "max_iter": 100, "dtype": "float64", "n_cpu": 1}
+
+
+def test_real_gpqa_with_few_binary_sources_has_no_nan():
+    """0/1 data and 10 sources: many items are constant over the sources (NaN in the reference)."""
+    responses = pd.read_csv(real_bundle("gpqa") / "responses.csv", index_col=0)
+    rng = np.random.default_rng(0)
+    seen = rng.choice(responses.shape[1], 224, replace=False)
+    sources = rng.choice(responses.shape[0], 10, replace=False)
+    correct = responses.to_numpy(dtype=float)[np.ix_(sources, seen)]
+    assert (correct.std(axis=0) == 0).any()
+    source = SourceData(correct=correct, subtasks=np.zeros(224, dtype=int))
+    selector = AnchorPoints()
+    prepared = selector.prepare(source, rng)
+    assert np.isfinite(prepared.dissimilarity).all()
+    for k in (10, 25, 50, 100, 200):
+        mb = selector.select(prepared, k, rng)
+        assert mb.size == k and len(np.unique(mb.items)) == k
+        assert mb.weights.sum() == pytest.approx(1.0)
