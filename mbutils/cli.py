@@ -119,6 +119,48 @@ def cmd_cache(args) -> int:
     return 0
 
 
+def _save_imported(bench, out: str, quiet: bool) -> int:
+    from .bundle import save_bundle
+
+    folder = save_bundle(bench, out)
+    if not quiet:
+        print(f"wrote {bench.n_models} models x {bench.n_items} items "
+              f"({len(bench.subtask_names)} subtasks{', with confidences' if bench.has_confidence else ''}) "
+              f"to {folder}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args) -> int:
+    import warnings
+
+    from . import importers
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        confidence = False if args.no_confidence else None
+        if args.format == "lm-eval":
+            if not args.paths:
+                raise ResultsError("give one or more lm-evaluation-harness output files or folders")
+            bench = importers.import_lm_eval(
+                args.paths, args.metric or "acc", filter=args.filter, name=args.name or Path(args.out).name,
+                items=args.items, check_docs=args.doc_check or "error", confidence=confidence,
+                subtask_field=args.subtask_field, progress=not args.quiet)
+        else:
+            if not args.models or not args.benchmark:
+                raise ResultsError("import leaderboard needs --models FILE and --benchmark NAME")
+            if args.source == "hub":
+                source = importers.HubSource(cache_dir=args.cache_dir, layout=args.layout)
+            else:
+                source = importers.LocalSource(args.source)
+            bench = importers.import_leaderboard(
+                importers.read_model_list(args.models), args.benchmark, source=source, metric=args.metric,
+                name=args.name or Path(args.out).name, items=args.items,
+                check_docs=args.doc_check or "warn", confidence=confidence, progress=not args.quiet)
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
+    return _save_imported(bench, args.out, args.quiet)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mbutils", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -165,6 +207,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check a bundle and explain every problem found")
     p.add_argument("bundle")
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("import", help="turn lm-evaluation-harness logs or leaderboard details into a bundle")
+    p.add_argument("format", choices=["lm-eval", "leaderboard"])
+    p.add_argument("paths", nargs="*", help="lm-eval: samples_*.jsonl files or folders holding them")
+    p.add_argument("--out", required=True, help="bundle folder to write (must not exist)")
+    p.add_argument("--metric", default=None, help="0/1 metric to read (lm-eval default: acc)")
+    p.add_argument("--models", help="leaderboard: text file with one model id per line")
+    p.add_argument("--benchmark", help="leaderboard: gpqa, gpqa-diamond, bbh, mmlu-pro, musr, math-hard, ifeval")
+    p.add_argument("--source", default="hub", help="leaderboard: 'hub' (download) or a local folder of details")
+    p.add_argument("--layout", choices=["raw", "parquet"], default="raw", help="leaderboard: hub file layout")
+    p.add_argument("--cache-dir", default=None, help="leaderboard: download cache folder")
+    p.add_argument("--filter", default=None, help="lm-eval: which filter's records to use")
+    p.add_argument("--subtask-field", default=None, help="lm-eval: take subtasks from this doc field")
+    p.add_argument("--items", choices=["same", "common"], default="same",
+                   help="models must log the same items (same) or keep the items all have (common)")
+    p.add_argument("--doc-check", choices=["error", "warn", "ignore"], default=None,
+                   help="what to do when logs disagree on an item's content hash")
+    p.add_argument("--no-confidence", action="store_true", help="do not derive confidences")
+    p.add_argument("--name", default=None, help="bundle name (default: the output folder name)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("cache", help="list or clear cached results and synthetic bundles")
     p.add_argument("action", choices=["list", "clear"])

@@ -116,3 +116,23 @@ def test_not_reached_is_spelled_out():
                           "ci_high": [np.nan], "n_pairs": [1225]})
     assert render(table).splitlines()[1] == "random,10,not reached,not reached,not reached,1225"
     assert "| not reached |" in render(table, "markdown")
+
+
+def test_import_commands_write_valid_bundles(tmp_path):
+    from pathlib import Path
+
+    from mbutils.bundle import load_bundle
+
+    fixtures = Path(__file__).parent / "fixtures"
+    code, _, err = run("import", "lm-eval", fixtures / "lm_eval", "--out", tmp_path / "lm", "--quiet")
+    assert code == 0, err
+    bench = load_bundle(tmp_path / "lm")
+    assert bench.n_models == 3 and bench.has_confidence
+    models = tmp_path / "models.txt"
+    models.write_text("org-a/tiny-1\norg-b/tiny-2\norg-c/tiny-3\n")
+    code, _, err = run("import", "leaderboard", "--models", models, "--benchmark", "gpqa",
+                       "--source", fixtures / "leaderboard" / "raw", "--out", tmp_path / "lb", "--quiet")
+    assert code == 0, err
+    assert load_bundle(tmp_path / "lb").n_models == 3
+    code, _, err = run("import", "lm-eval", tmp_path / "nothing-here", "--out", tmp_path / "x", "--quiet")
+    assert code == 1 and "Traceback" not in err and not (tmp_path / "x").exists()
