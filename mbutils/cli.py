@@ -161,6 +161,18 @@ def cmd_import(args) -> int:
     return _save_imported(bench, args.out, args.quiet)
 
 
+def cmd_run_chapter(args) -> int:
+    from .chapters import run_chapter
+
+    params = {}
+    for item in args.param:
+        key, value = item
+        params[key] = value
+    html = run_chapter(args.chapter, params, args.out, profile=args.profile, timeout=args.timeout)
+    print(f"wrote {html} and {html.with_suffix('.ipynb')}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mbutils", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -228,6 +240,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", default=None, help="bundle name (default: the output folder name)")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("run-chapter", help="execute a chapter of the book on other data or settings")
+    p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or notebook path")
+    p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
+                   help="set a parameter of the chapter (repeatable), e.g. -p data mybundle -p runs 10")
+    p.add_argument("--out", default="chapter-output", help="folder for the executed notebook and its HTML")
+    p.add_argument("--profile", choices=["quick", "default", "paper"], default=None,
+                   help="settings profile (default: $MBUTILS_PROFILE or 'default')")
+    p.add_argument("--timeout", type=int, default=None, help="seconds allowed per cell")
+    p.set_defaults(func=cmd_run_chapter)
 
     p = sub.add_parser("cache", help="list or clear cached results and synthetic bundles")
     p.add_argument("action", choices=["list", "clear"])
