@@ -56,11 +56,20 @@ def _cache_path(benchmark: Benchmark, protocol: Protocol, sizes: list[int], name
 
 
 def _run_task(run: Run, correct: np.ndarray, confidence: np.ndarray | None, subtasks: np.ndarray,
-              selectors: list[str], sizes: list[int], seed: int) -> dict:
+              selectors: list[str], sizes: list[int], seed: int, blas_threads: int | None = None) -> dict:
     """Estimates of every (selector, size) for one run; arrays are the run's models only.
 
     ``correct``/``confidence`` rows are sources then targets (as indexed by the caller).
+    Parallel workers run single-threaded BLAS: workers x BLAS threads > cores slows
+    every worker down several-fold on small machines.
     """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=blas_threads):
+        return _run_selectors(run, correct, confidence, subtasks, selectors, sizes, seed)
+
+
+def _run_selectors(run, correct, confidence, subtasks, selectors, sizes, seed) -> dict:
     n_src = len(run.sources)
     src_conf = None if confidence is None else confidence[:n_src][:, run.seen]
     tgt_conf = None if confidence is None else confidence[n_src:][:, run.seen]
@@ -177,7 +186,7 @@ def _compute(benchmark: Benchmark, protocol: Protocol, selectors: list[str], siz
         rows = np.concatenate([run.sources, run.targets])
         conf = None if benchmark.confidence is None else benchmark.confidence[rows]
         tasks.append((run, benchmark.correct[rows], conf, benchmark.subtask_codes,
-                      selectors, sizes, protocol.seed))
+                      selectors, sizes, protocol.seed, None if jobs == 1 else 1))
     outputs = _parallel_map(_run_task, tasks, jobs, backend, progress,
                             desc=f"{benchmark.name}: {', '.join(selectors)}", scheduler=scheduler)
     return _tidy(benchmark, runs, outputs, selectors, sizes)
