@@ -173,6 +173,49 @@ def cmd_run_chapter(args) -> int:
     return 0
 
 
+def _protocol_from(args):
+    from .protocol import Protocol
+
+    return Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs, seed=args.seed,
+                    target_set=getattr(args, "target_set", None))
+
+
+def cmd_plan(args) -> int:
+    from .bundle import load_bundle
+    from .planning import cached_results, format_plan, plan_table
+
+    bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
+    protocol = _protocol_from(args)
+    if args.results:
+        results = _read_results(args.results)
+    else:
+        results = cached_results(bench, args.sizes, protocol)
+    plan = plan_table(bench, args.gap, args.agreement, results, truth=args.truth, protocol=protocol,
+                      bin_width=args.bin_width, tie_rule=args.tie_rule)
+    sys.stdout.write(format_plan(plan))
+    if results is None:
+        print("(no cached experiments for this bundle and protocol: run `python -m mbutils experiment` "
+              "with the same settings to compare selectors)", file=sys.stderr)
+    return 0
+
+
+def cmd_audit(args) -> int:
+    from .audit import audit, format_audit, read_items, read_weights
+    from .bundle import load_bundle
+
+    bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
+    items, weights = read_items(args.items)
+    if args.weights:
+        weights = read_weights(args.weights, items)
+    report = audit(bench, items, weights, n_random=args.random, seed=args.seed, threshold=args.threshold,
+                   truth=args.truth, models=args.target_set, bin_width=args.bin_width,
+                   tie_rule=args.tie_rule, mdad_method=args.method, ci=args.ci, n_boot=args.bootstrap)
+    sys.stdout.write(format_audit(report, max_gap=args.max_gap))
+    if args.out:
+        _write_table(report.results, args.out)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mbutils", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -219,6 +262,44 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check a bundle and explain every problem found")
     p.add_argument("bundle")
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("plan", help="how many items random sampling needs for a given gap and agreement")
+    p.add_argument("--data", required=True)
+    p.add_argument("--gap", type=float, required=True, help="accuracy gap in points")
+    p.add_argument("--agreement", type=float, default=0.8, help="target pairwise agreement")
+    p.add_argument("--truth", choices=["seen", "full"], default="seen",
+                   help="judge against the seen half (the paper's protocol) or all items")
+    p.add_argument("--results", default=None, help="experiment results to compare selectors (default: cache)")
+    p.add_argument("--sizes", type=_int_list, default=[10, 25, 50, 100, 200],
+                   help="sizes of the cached experiment to look up")
+    p.add_argument("--runs", type=int, default=50)
+    p.add_argument("--sources", type=int, default=300)
+    p.add_argument("--targets", type=int, default=50)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bin-width", type=float, default=0.5)
+    p.add_argument("--tie-rule", choices=["paper", "exclude"], default="paper")
+    p.add_argument("--missing", choices=list(MISSING_CHOICES), default="error")
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("audit", help="how well a given list of items ranks every pair of models")
+    p.add_argument("--data", required=True)
+    p.add_argument("--items", required=True, help="one item per line, or a CSV with an item column")
+    p.add_argument("--weights", default=None, help="one weight per line, or a CSV with item,weight")
+    p.add_argument("--random", type=int, default=100, help="random subsets of equal size as baseline")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threshold", type=float, default=0.8)
+    p.add_argument("--truth", choices=["full", "rest"], default="full",
+                   help="judge against all items, or against the items not in the list")
+    p.add_argument("--target-set", default=None, help="only the models of this target set")
+    p.add_argument("--bin-width", type=float, default=0.5)
+    p.add_argument("--tie-rule", choices=["paper", "exclude"], default="paper")
+    p.add_argument("--method", choices=["first", "monotone"], default="first")
+    p.add_argument("--ci", choices=["models", "pairs", "none"], default="models")
+    p.add_argument("--bootstrap", type=int, default=1000)
+    p.add_argument("--max-gap", type=float, default=10.0, help="widest gap shown in the curve")
+    p.add_argument("--missing", choices=list(MISSING_CHOICES), default="error")
+    p.add_argument("--out", default=None, help="also write the audit's results table (.parquet/.csv)")
+    p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("import", help="turn lm-evaluation-harness logs or leaderboard details into a bundle")
     p.add_argument("format", choices=["lm-eval", "leaderboard"])

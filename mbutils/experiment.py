@@ -33,7 +33,7 @@ def n_seen_items(benchmark: Benchmark) -> int:
     return int((np.bincount(benchmark.subtask_codes) // 2).sum())
 
 
-def _check_sizes(benchmark: Benchmark, sizes: Sequence[int]) -> list[int]:
+def check_sizes(benchmark: Benchmark, sizes: Sequence[int]) -> list[int]:
     sizes = [int(k) for k in sizes]
     if not sizes:
         raise ProtocolError("give at least one micro-benchmark size")
@@ -49,7 +49,7 @@ def _check_sizes(benchmark: Benchmark, sizes: Sequence[int]) -> list[int]:
     return sorted(sizes)
 
 
-def _cache_path(benchmark: Benchmark, protocol: Protocol, sizes: list[int], name: str):
+def cache_path(benchmark: Benchmark, protocol: Protocol, sizes: list[int], name: str):
     params = make_selector(name).get_params()
     key = content_key("results", __version__, benchmark.content_hash, protocol.as_dict(), sizes, name, params)
     return cache_dir() / "results" / f"{benchmark.name}-{name}-{key}.parquet"
@@ -207,13 +207,13 @@ def run_experiment(benchmark: Benchmark, selectors: Sequence[str], sizes: Sequen
     for name in selectors:
         make_selector(name)  # unknown names fail here, before any work
     check_protocol(benchmark, protocol)
-    sizes = _check_sizes(benchmark, sizes)
+    sizes = check_sizes(benchmark, sizes)
     if backend not in BACKENDS:
         raise ProtocolError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     if jobs == 0 or jobs < -1:
         raise ProtocolError(f"jobs must be a positive number of workers or -1 (all cores), got {jobs}")
 
-    paths = {name: _cache_path(benchmark, protocol, sizes, name) for name in selectors}
+    paths = {name: cache_path(benchmark, protocol, sizes, name) for name in selectors}
     expected_rows = len(sizes) * protocol.n_runs * _n_targets(benchmark, protocol)
     check = lambda t: len(t) == expected_rows and set(_COLUMNS) <= set(t.columns)  # noqa: E731
     tables: dict[str, pd.DataFrame] = {}

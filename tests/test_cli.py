@@ -136,3 +136,19 @@ def test_import_commands_write_valid_bundles(tmp_path):
     assert load_bundle(tmp_path / "lb").n_models == 3
     code, _, err = run("import", "lm-eval", tmp_path / "nothing-here", "--out", tmp_path / "x", "--quiet")
     assert code == 1 and "Traceback" not in err and not (tmp_path / "x").exists()
+
+
+def test_plan_and_audit_commands(bundle, results, tmp_path):
+    code, out, err = run("plan", "--data", bundle, "--gap", "10", "--agreement", "0.7", "--bin-width", "5",
+                         "--results", results, "--runs", "4", "--sources", "20", "--targets", "10")
+    assert code == 0, err
+    assert "Random sampling" in out and "of 30 items" in out
+    items = tmp_path / "items.txt"
+    items.write_text("q0001\nq0005\nq0010\nq0020\nq0030\n")
+    code, out, err = run("audit", "--data", bundle, "--items", items, "--random", "20", "--bin-width", "5",
+                         "--bootstrap", "100", "--out", tmp_path / "audit.csv")
+    assert code == 0, err
+    assert "Audit of a 5-item micro-benchmark" in out and (tmp_path / "audit.csv").exists()
+    items.write_text("q0001\nnot-an-item\n")
+    code, _, err = run("audit", "--data", bundle, "--items", items)
+    assert code == 1 and "not-an-item" in err and "Traceback" not in err

@@ -1,0 +1,231 @@
+"""Planning: exact agreement probability of random subsets, its normal approximation,
+predicted curves/MDAD against the simulation on GPQA, required sizes, the plan table."""
+
+import itertools
+from math import comb
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import real_bundle
+from helpers import random_benchmark
+from mbutils.bundle import load_bundle
+from mbutils.errors import ProtocolError
+from mbutils.experiment import run_experiment
+from mbutils.metrics import agreement_curve, mdad_table
+from mbutils.planning import (NORMAL_MAX_ERROR, NORMAL_MIN_SD, _exact_cells, _m_moments, _normal_cells,
+                              agreement_probability, format_plan, pair_population, plan_table,
+                              predicted_curve, predicted_mdad, required_size, size_curve, size_table)
+from mbutils.protocol import Protocol
+
+GPQA_SIZES = [10, 25, 50, 100, 200]
+
+
+def _brute_force(n: int) -> pd.DataFrame:
+    """P(subset ranks the pair like the n items) by enumerating every subset, for every
+    (a, b) and k: sign(X - Y) = sign(a - b), and X > Y for a tie (the paper's rule)."""
+    masks = (np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1  # all subsets
+    sizes = masks.sum(1)
+    a, b = (v.ravel() for v in np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij"))
+    ok = a + b <= n
+    a, b = a[ok], b[ok]
+    items = np.arange(n)[:, None]
+    values = (items < a).astype(int) - ((items >= a) & (items < a + b)).astype(int)  # n x cases
+    diff = masks @ values  # subsets x cases: X - Y
+    agrees = np.where(a >= b, diff > 0, diff < 0)
+    frames = []
+    for k in range(1, n + 1):
+        frames.append(pd.DataFrame({"n": n, "a": a, "b": b, "k": k, "p": agrees[sizes == k].mean(0)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_exact_equals_enumeration_of_all_subsets():
+    table = pd.concat([_brute_force(n) for n in range(1, 13)], ignore_index=True)
+    got = agreement_probability(table["a"], table["b"], table["n"], table["k"], method="exact")
+    assert np.abs(got - table["p"]).max() < 1e-12
+    assert len(table) > 4000 and (table["a"] < table["b"]).sum() > 1000
+    # auto equals exact here (sd(M) < 4 for every n <= 12)
+    assert np.array_equal(got, agreement_probability(table["a"], table["b"], table["n"], table["k"]))
+
+
+def test_known_values_and_shapes():
+    assert agreement_probability(3, 1, 10, 10) == 1.0  # the whole benchmark ranks it right
+    assert agreement_probability(2, 2, 10, 10) == 0.0  # a tie stays an estimated tie: disagrees
+    assert agreement_probability(3, 1, 10, 1) == pytest.approx(0.3)  # one item: it must be A-only
+    # k = 2 by hand: X > Y iff both picks are A-only, or one A-only and one concordant
+    want = (comb(3, 2) + 3 * 6) / comb(10, 2)
+    assert agreement_probability(3, 1, 10, 2) == pytest.approx(want)
+    out = agreement_probability(np.array([[3], [5]]), 1, 10, np.array([1, 2, 5]))
+    assert out.shape == (2, 3) and isinstance(agreement_probability(3, 1, 10, 2), float)
+
+
+def _grid(n: int) -> tuple[np.ndarray, ...]:
+    """Pairs of every discordance rate and gap, at sizes spread over 1..n (incl. near n)."""
+    rates = np.array([0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
+    d = np.maximum(1, np.round(rates * n)).astype(np.int64)
+    gaps = np.round(d[:, None] * np.linspace(0, 1, 13)[None, :]).astype(np.int64)
+    hi = ((d[:, None] + gaps + 1) // 2).ravel()  # hi >= lo
+    lo = np.repeat(d, 13) - hi
+    ks = np.unique(np.r_[np.geomspace(1, n, 40).astype(int), n + 1 - np.geomspace(1, n, 20).astype(int)])
+    cells = [np.repeat(hi, len(ks)), np.repeat(lo, len(ks)), np.full(len(hi) * len(ks), n), np.tile(ks, len(hi))]
+    return tuple(cells)
+
+
+@pytest.mark.parametrize("n", [224, 448, 1000, 6012])
+def test_normal_approximation_within_bound_where_auto_uses_it(n):
+    hi, lo, nn, k = _grid(n)
+    uses_normal = _m_moments(hi, lo, nn, k)[1] >= NORMAL_MIN_SD
+    auto = agreement_probability(hi, lo, nn, k)
+    exact = _exact_cells(hi, lo, nn, k)
+    if n == 224:  # sd(M) <= sqrt(112 * 112 / 223 / 4) < 4: GPQA's seen half is always exact
+        assert not uses_normal.any()
+    else:
+        assert uses_normal.sum() > 500
+        err = np.abs(_normal_cells(hi, lo, nn, k) - exact)[uses_normal]
+        assert err.max() <= NORMAL_MAX_ERROR
+    assert np.abs(auto - exact).max() <= NORMAL_MAX_ERROR  # auto is exact where sd(M) < 4
+
+
+def test_normal_approximation_fails_where_auto_avoids_it():
+    """Every item discordant: D has the parity of k, the 1/2 correction is wrong at even k."""
+    n, k = 1000, np.arange(2, 41, 2)
+    err = np.abs(_normal_cells(np.full(20, 501), np.full(20, 499), np.full(20, n), k)
+                 - _exact_cells(np.full(20, 501), np.full(20, 499), np.full(20, n), k))
+    assert err.max() > 0.1
+    assert (_m_moments(np.full(20, 501), np.full(20, 499), np.full(20, n), k)[1] < NORMAL_MIN_SD).all()
+
+
+def test_monotone_in_k_when_a_third_of_items_are_concordant():
+    """For a > b, P(agree) never falls as k grows once >= N/3 items are concordant
+    (all N <= 40); with fewer concordant items it can fall at even k (estimated ties)."""
+    for n in range(2, 41):
+        hi, lo = (v.ravel() for v in np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij"))
+        keep = (hi > lo) & (3 * (n - hi - lo) >= n)
+        hi, lo = hi[keep], lo[keep]
+        ks = np.arange(1, n + 1)
+        p = agreement_probability(hi[:, None], lo[:, None], n, ks[None, :], method="exact")
+        assert np.diff(p, axis=1).min() > -1e-9, n
+    # counterexample without concordant items: a = 2, b = 1, N = 3
+    p = agreement_probability(2, 1, 3, np.array([1, 2, 3]), method="exact")
+    assert np.allclose(p, [2 / 3, 1 / 3, 1.0])
+    # tied pairs (paper rule): agreement falls to 0 as the subset becomes the benchmark
+    tie = agreement_probability(20, 20, 100, np.arange(1, 101))
+    assert tie[-1] == 0.0 and tie[:50].max() > 0.4
+
+
+def test_pair_population_counts_pairs_like_loops():
+    bench = random_benchmark(n_models=7, subtask_sizes=(9, 5), seed=3)
+    proto = Protocol(n_sources=2, n_targets=4, n_runs=3, seed=5)
+    full = pair_population(bench, truth="full", protocol=proto)
+    want = {}
+    for i, j in itertools.combinations(range(7), 2):
+        a = int(((bench.correct[i] == 1) & (bench.correct[j] == 0)).sum())
+        b = int(((bench.correct[j] == 1) & (bench.correct[i] == 0)).sum())
+        want[max(a, b), min(a, b)] = want.get((max(a, b), min(a, b)), 0) + 1
+    got = {(int(h), int(l)): int(w) for h, l, w in zip(full.hi, full.lo, full.weight)}
+    assert got == want and full.n_items == 14
+    seen = pair_population(bench, protocol=proto)
+    assert seen.n_pairs == 3 * 21 and seen.n_items == 4 + 2
+    runs = pair_population(bench, pairs="runs", protocol=proto)
+    assert runs.n_pairs == 3 * 6
+
+
+@pytest.fixture(scope="module")
+def gpqa_validation():
+    bench = load_bundle(real_bundle("gpqa"))
+    proto = Protocol(n_runs=20, seed=0)
+    results = run_experiment(bench, ["random"], GPQA_SIZES, proto, progress=False)
+    population = pair_population(bench, protocol=proto)
+    return bench, proto, results, population
+
+
+def test_predicted_agreement_matches_simulation_on_gpqa(gpqa_validation):
+    """20 runs; the simulation's noise sets the tolerances (full 50-run numbers in the docs):
+    pair-weighted mean |sim - predicted| per size <= 0.04 (measured <= 0.031), bins holding
+    >= 500 simulated pairs <= 0.10 (measured <= 0.069), for gaps up to 20 points."""
+    bench, proto, results, population = gpqa_validation
+    sim = agreement_curve(results)
+    pred = predicted_curve(population, GPQA_SIZES)
+    both = sim.merge(pred, on=["size", "gap"], suffixes=("_sim", "_pred"))
+    both = both[both["gap"] <= 20]
+    assert len(both) == len(sim[sim["gap"] <= 20])  # every simulated bin has a prediction
+    diff = (both["agreement_sim"] - both["agreement_pred"]).abs()
+    per_size = (diff * both["n_pairs_sim"]).groupby(both["size"]).sum() / both.groupby("size")["n_pairs_sim"].sum()
+    assert per_size.max() <= 0.04
+    assert diff[both["n_pairs_sim"] >= 500].max() <= 0.10
+    # the expected mix of all pairs and the runs' actual target pairs predict the same curve
+    runs = predicted_curve(pair_population(bench, pairs="runs", protocol=proto), GPQA_SIZES)
+    same = pred.merge(runs, on=["size", "gap"], suffixes=("_all", "_runs"))
+    gap = (same["agreement_all"] - same["agreement_runs"]).abs()
+    assert np.average(gap, weights=same["n_pairs_runs"]) <= 0.01
+
+
+def test_predicted_mdad_matches_simulation_on_gpqa(gpqa_validation):
+    """MDAD at 0.8: within 1 point for k >= 50, within 4 points at k = 10, 25 (sparse large-gap
+    bins make the simulated first crossing noisy; measured 3.5 and 2.5 on 20 runs)."""
+    _, _, results, population = gpqa_validation
+    sim = mdad_table(results, ci="none").set_index("size")["mdad"]
+    pred = predicted_mdad(population, GPQA_SIZES).set_index("size")["mdad"]
+    diff = (sim - pred).abs()
+    assert diff[[50, 100, 200]].max() <= 1.0
+    assert diff[[10, 25]].max() <= 4.0
+    assert pred.is_monotonic_decreasing
+
+
+def test_required_size_is_the_smallest_reaching_size(gpqa_validation):
+    _, _, _, population = gpqa_validation
+    for gap in (2, 5, 10):
+        k = required_size(population, gap, 0.8)
+        curve = size_curve(population, gap, sizes=[k - 1, k]).set_index("size")["agreement"]
+        assert curve[k] >= 0.8 > curve[k - 1]
+    table = size_table(population, [2, 5, 10], [0.7, 0.8])
+    assert table.loc[table["agreement"] == 0.8, "size"].tolist() == [
+        required_size(population, g, 0.8) for g in (2, 5, 10)]
+    assert (table.groupby("agreement")["size"].diff().dropna() < 0).all()  # wider gaps need fewer
+    # bin 0 holds ties, which disagree more often as k grows: agreement 1 is never reached
+    assert required_size(population, 0.2, 1.0) is None
+
+
+def test_required_size_without_real_data():
+    bench = random_benchmark(n_models=30, subtask_sizes=(200,), seed=1)
+    k = required_size(bench, 10, 0.8, truth="full")
+    probe = size_curve(bench, 10, truth="full").set_index("size")["agreement"]
+    assert probe[k] >= 0.8 and (probe[probe.index < k] < 0.8).all()
+
+
+def test_plan_table_compares_cached_selectors():
+    bench = random_benchmark(n_models=40, subtask_sizes=(60, 40), seed=2)
+    proto = Protocol(n_sources=10, n_targets=20, n_runs=6, seed=1)
+    results = run_experiment(bench, ["random", "subtask_equal"], [5, 20, 40], proto, progress=False)
+    plan = plan_table(bench, 10, 0.8, results, protocol=proto)
+    assert plan.random_size == required_size(bench, 10, 0.8, protocol=proto)
+    assert set(plan.table["selector"]) == {"random", "subtask_equal"}
+    size = plan.table["size"].iloc[0]
+    assert size == min([s for s in (5, 20, 40) if s >= plan.random_size], default=40)
+    mdads = mdad_table(results, threshold=0.8).set_index(["selector", "size"])["mdad"]
+    row = plan.table.set_index("selector").loc["subtask_equal"]
+    assert row["mdad"] == mdads["subtask_equal", size] or np.isnan(row["mdad"])
+    assert row["random_mdad"] == mdads["random", size] or np.isnan(row["random_mdad"])
+    text = format_plan(plan)
+    assert f"needs {plan.random_size} of 50 items" in text and "subtask_equal" in text
+    alone = plan_table(bench, 10, 0.8, protocol=proto)
+    assert alone.table.empty and alone.random_size == plan.random_size
+
+
+def test_bad_requests_are_refused():
+    with pytest.raises(ProtocolError, match="cannot exceed n_items"):
+        agreement_probability(6, 5, 10, 3)
+    with pytest.raises(ProtocolError, match="k must lie between"):
+        agreement_probability(3, 1, 10, 11)
+    with pytest.raises(ProtocolError, match="whole numbers"):
+        agreement_probability(2.5, 1, 10, 3)
+    with pytest.raises(ProtocolError, match="method must be"):
+        agreement_probability(3, 1, 10, 3, method="poisson")
+    bench = random_benchmark()
+    with pytest.raises(ProtocolError, match="sizes must lie between 1 and 30"):
+        predicted_mdad(bench, [10, 31], protocol=Protocol(n_runs=2))
+    with pytest.raises(ProtocolError, match="no pair of models differs by 90-90.5"):
+        required_size(bench, 90, protocol=Protocol(n_runs=2))
+    with pytest.raises(ProtocolError, match="no target set named 'nope'"):
+        pair_population(bench, protocol=Protocol(target_set="nope"))
