@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 from contextlib import ExitStack
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -113,14 +113,14 @@ def _tidy(benchmark: Benchmark, runs: list[Run], outputs: list[dict], selectors:
     return {name: pd.concat(parts, ignore_index=True)[list(_COLUMNS)] for name, parts in frames.items()}
 
 
-def _parallel_map(func, tasks: list[tuple], jobs: int, backend: str, progress: bool, desc: str,
-                  scheduler: str | None = None) -> list:
+def _parallel_map(func, tasks: Iterable[tuple], n_tasks: int, jobs: int, backend: str, progress: bool,
+                  desc: str, scheduler: str | None = None) -> list:
     """Run tasks in order on the chosen backend; results come back in task order."""
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(tasks), desc=desc, unit="run", disable=not progress, leave=False)
+    bar = tqdm(total=n_tasks, desc=desc, unit="run", disable=not progress, leave=False)
     try:
-        if backend == "sequential" or (jobs == 1 and backend in ("loky", "threading")):
+        if backend == "sequential" or n_tasks == 1 or (jobs == 1 and backend in ("loky", "threading")):
             results = []
             for task in tasks:
                 results.append(func(*task))
@@ -181,13 +181,15 @@ def _compute(benchmark: Benchmark, protocol: Protocol, selectors: list[str], siz
     if not selectors:
         return {}
     runs = [draw_run(benchmark, protocol, r) for r in range(protocol.n_runs)]
-    tasks = []
-    for run in runs:
-        rows = np.concatenate([run.sources, run.targets])
-        conf = None if benchmark.confidence is None else benchmark.confidence[rows]
-        tasks.append((run, benchmark.correct[rows], conf, benchmark.subtask_codes,
-                      selectors, sizes, protocol.seed, None if jobs == 1 else 1))
-    outputs = _parallel_map(_run_task, tasks, jobs, backend, progress,
+
+    def tasks():  # lazily: each task copies its run's rows, so only in-flight runs hold memory
+        for run in runs:
+            rows = np.concatenate([run.sources, run.targets])
+            conf = None if benchmark.confidence is None else benchmark.confidence[rows]
+            yield (run, benchmark.correct[rows], conf, benchmark.subtask_codes,
+                   selectors, sizes, protocol.seed, None if jobs == 1 else 1)
+
+    outputs = _parallel_map(_run_task, tasks(), len(runs), jobs, backend, progress,
                             desc=f"{benchmark.name}: {', '.join(selectors)}", scheduler=scheduler)
     return _tidy(benchmark, runs, outputs, selectors, sizes)
 
