@@ -64,6 +64,13 @@ class Benchmark:
                 f"{self.name}: {len(items)} item names and {len(subtasks)} subtasks "
                 f"for {n_items} columns"
             )
+        for label, names in (("model", models), ("item", items), ("subtask", subtasks)):
+            bad = [str(n) for n in names if any(ord(c) < 32 or c == "\x7f" for c in str(n))]
+            if bad:
+                raise BundleError(
+                    f"{self.name}: {label} names must not contain line breaks or control characters: "
+                    f"{', '.join(map(repr, bad[:5]))}"
+                )
         for label, names in (("model", models), ("item", items)):
             uniq, counts = np.unique(names.astype(str), return_counts=True)
             if (counts > 1).any():
@@ -216,7 +223,8 @@ def _numbers(values) -> str:
 
 
 def _row(line: int, key: str, name: str) -> str:
-    return f"row {line} ({key} '{name}')"
+    shown = name if len(name) <= 40 and "\n" not in name else name.split("\n")[0][:40] + "..."
+    return f"row {line} ({key} '{shown}')"
 
 
 # -- search path ------------------------------------------------------------
@@ -739,6 +747,9 @@ def _read_target_sets(folder: Path, resp: _Responses | None, log: _Log) -> dict[
         sets = json.loads(text)
     except json.JSONDecodeError as err:
         log.error(TARGET_SETS, f"line {err.lineno}, column {err.colno}", f"not valid JSON ({err.msg})")
+        return {}
+    except RecursionError:
+        log.error(TARGET_SETS, "", "is nested too deeply to read; it must map set names to lists of models")
         return {}
     if not isinstance(sets, dict):
         log.error(TARGET_SETS, "",

@@ -42,8 +42,11 @@ def atomic_write(path: Path, write: Callable[[Path], object]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         write(Path(tmp))
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would make results private
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -38,16 +38,28 @@ def _read_results(path: str) -> pd.DataFrame:
         raise ResultsError(f"{path}: cannot read it as a results table ({type(err).__name__}: {err})") from None
 
 
+def _check_out(out: str) -> Path:
+    """Refuse an unusable output path before any work is done."""
+    path = Path(out)
+    if path.suffix not in (".parquet", ".pq", ".csv"):
+        raise ResultsError(f"{out}: output must end in .parquet or .csv")
+    if path.is_dir():
+        raise ResultsError(f"{out} is a folder; give a file name ending in .parquet or .csv")
+    if not path.parent.is_dir():
+        raise ResultsError(f"{out}: the folder {path.parent} does not exist")
+    return path
+
+
 def _write_table(table: pd.DataFrame, out: str) -> None:
     from .cache import atomic_write
 
-    path = Path(out)
-    if path.suffix == ".csv":
-        atomic_write(path, lambda tmp: table.to_csv(tmp, index=False))
-    elif path.suffix in (".parquet", ".pq"):
-        atomic_write(path, lambda tmp: table.to_parquet(tmp, index=False))
-    else:
-        raise ResultsError(f"{out}: output must end in .parquet or .csv")
+    path = _check_out(out)
+    write = (lambda tmp: table.to_csv(tmp, index=False)) if path.suffix == ".csv" else (
+        lambda tmp: table.to_parquet(tmp, index=False))
+    try:
+        atomic_write(path, write)
+    except OSError as err:
+        raise ResultsError(f"{out}: cannot write the results ({err.strerror or err})") from None
 
 
 def cmd_experiment(args) -> int:
@@ -55,8 +67,7 @@ def cmd_experiment(args) -> int:
     from .experiment import run_experiment
     from .protocol import Protocol
 
-    if Path(args.out).suffix not in (".parquet", ".pq", ".csv"):
-        raise ResultsError(f"{args.out}: output must end in .parquet or .csv")
+    _check_out(args.out)
     bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
     protocol = Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs,
                         seed=args.seed, target_set=args.target_set)
@@ -203,6 +214,8 @@ def cmd_audit(args) -> int:
     from .audit import audit, format_audit, read_items, read_weights
     from .bundle import load_bundle
 
+    if args.out:
+        _check_out(args.out)
     bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
     items, weights = read_items(args.items)
     if args.weights:

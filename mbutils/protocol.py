@@ -80,6 +80,8 @@ def check_protocol(benchmark: Benchmark, protocol: Protocol) -> None:
     """Refuse protocols the bundle cannot support, before any work starts."""
     if protocol.n_runs < 1:
         raise ProtocolError(f"runs must be at least 1, got {protocol.n_runs}")
+    if int(protocol.seed) != protocol.seed or protocol.seed < 0:
+        raise ProtocolError(f"seed must be a non-negative integer, got {protocol.seed}")
     if protocol.n_sources < 1:
         raise ProtocolError(f"sources must be at least 1, got {protocol.n_sources}")
     if protocol.target_set is not None:
