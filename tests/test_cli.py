@@ -62,7 +62,7 @@ def test_jobs_do_not_change_the_table(bundle, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--selectors", "nope"], "unknown selector 'nope'; choose from: "),
+    (["--selectors", "nope"], "unknown selector 'nope'; choose from: random, subtask_equal"),
     (["--sizes", "5,31"], "sizes 31 do not fit the seen half (30 items)"),
     (["--sources", "39"], "too few for 10 targets + 39 sources"),
     (["--target-set", "missing"], "no target set named 'missing'"),

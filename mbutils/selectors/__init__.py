@@ -19,14 +19,13 @@ def register(name: str, factory: Callable[[], Selector]) -> None:
     _REGISTRY[name] = factory
 
 
+FAMILIES = ("random_sampling", "confidence", "diversity", "anchor", "tinybench")
+
+
 def _load_families() -> None:
-    from . import random_sampling  # noqa: F401
-    for module in ("confidence", "diversity", "anchor", "tinybench"):
-        try:
-            __import__(f"{__name__}.{module}")
-        except ModuleNotFoundError as err:  # family not written yet
-            if err.name != f"{__name__}.{module}":
-                raise
+    """Import every family once, in a fixed order, so names are always listed the same way."""
+    for module in FAMILIES:
+        __import__(f"{__name__}.{module}")
 
 
 def selector_names() -> list[str]:
@@ -44,5 +43,7 @@ def make_selector(name: str) -> Selector:
             f"unknown selector {name!r}; choose from: {', '.join(_REGISTRY)}"
         ) from None
 
+
+_load_families()
 
 __all__ = ["MicroBenchmark", "Selector", "SourceData", "make_selector", "register", "selector_names"]
