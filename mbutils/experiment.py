@@ -116,7 +116,10 @@ def _tidy(benchmark: Benchmark, runs: list[Run], outputs: list[dict], selectors:
 def _parallel_map(func, tasks: Iterable[tuple], n_tasks: int, jobs: int, backend: str, progress: bool,
                   desc: str, scheduler: str | None = None) -> list:
     """Run tasks in order on the chosen backend; results come back in task order."""
-    from tqdm.auto import tqdm
+    if progress:
+        from tqdm.auto import tqdm
+    else:  # tqdm.auto warns inside kernels without widgets even when disabled
+        from tqdm.std import tqdm
 
     bar = tqdm(total=n_tasks, desc=desc, unit="run", disable=not progress, leave=False)
     try:
