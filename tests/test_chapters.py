@@ -1,0 +1,291 @@
+"""Every chapter executes through papermill with small parameters, on a synthetic bundle and
+on real GPQA, through :func:`mbutils.chapters.run_chapter`; plus the book helpers' logic.
+
+The executions run two at a time (the machine's two cores) in one session fixture; each
+test then inspects one executed notebook: no error, no stderr (the strict book build would
+warn), an image in every cell tagged ``figure``, an HTML page, and the glue keys the front
+page reads.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import REPO, real_bundle
+from helpers import random_benchmark
+from mbutils import book
+from mbutils.chapters import ChapterError, chapter_names, chapter_parameters, parse_value, run_chapter
+
+SMALL = {"runs": 2, "sizes": "10,25", "sources": 60, "targets": 12, "seed": 0}
+VARIANTS = ("synthetic", "real")
+
+
+def params_for(chapter: str, variant: str) -> dict:
+    """Small parameters for a chapter: on synthetic-gpqa, or on the real GPQA bundle."""
+    d = "synthetic-gpqa" if variant == "synthetic" else "gpqa"
+    if chapter == "data":
+        return {"datasets": d if variant == "synthetic" else "gpqa,mmlu-pro-tiger-lab"}
+    if chapter == "synthetic":
+        return {"reference": "gpqa", "stand_in": "synthetic-gpqa", "others": "synthetic-bbh"}
+    if chapter == "measures":
+        return {**SMALL, "data": d, "fig1_data": d}
+    if chapter == "sel_random":  # random sampling is cheap: add a benchmark with subtasks
+        return {**SMALL, "benchmarks": f"{d},synthetic-bbh", "variant_data": d, "picture_data": "synthetic-bbh",
+                "picture_k": 30}
+    if chapter.startswith("sel_"):
+        return {**SMALL, "benchmarks": d, "variant_data": d, "picture_data": d, "picture_k": 10}
+    if chapter.startswith("bench_"):
+        p = {**SMALL, "data": d, "source_counts": "20,60", "source_runs": 1}
+        if chapter == "bench_mmlu_pro":
+            p["real_check"] = "" if variant == "synthetic" else "mmlu-pro-tiger-lab"
+            p["real_sizes"], p["real_targets"] = "10", 6
+            if variant == "real":  # the real check reads 6,012 items per run: keep it to cheap methods
+                p["selectors"] = "random,confidence_stratified,anchor_points_binary"
+        return p
+    if chapter == "target_sets":
+        cases = "synthetic-gpqa:7b_instruct" if variant == "synthetic" else "gpqa:7b_instruct,gpqa:70b_instruct"
+        return {"cases": cases, "runs": 2, "sizes": "10,25", "sources": 60, "seed": 0}
+    if chapter == "guidance":
+        return {**SMALL, "benchmarks": d}
+    if chapter == "tables":
+        return {**SMALL, "benchmarks": d, "per_subtask_data": "synthetic-bbh", "per_subtask_count": 2}
+    if chapter == "differences":
+        return {**SMALL, "data": d, "confidence_data": "synthetic-gpqa"}
+    raise AssertionError(f"no small parameters for chapter {chapter!r}; add them here")
+
+
+CASES = [(c, v) for c in chapter_names() for v in VARIANTS]
+
+
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory):
+    """(chapter, variant) -> (html path, executed notebook) or the exception raised."""
+    real_bundle("gpqa")
+    out = tmp_path_factory.mktemp("chapters")
+    os.environ.update({"MBUTILS_JOBS": "1", "MBUTILS_PROFILE": "quick"})
+
+    def run(case):
+        chapter, variant = case
+        try:
+            html = run_chapter(chapter, params_for(chapter, variant), out / variant, timeout=900)
+            return html, nbformat.read(html.with_suffix(".ipynb"), as_version=4)
+        except Exception as err:  # reported by the test of this case
+            return err
+
+    with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
+        return dict(zip(CASES, pool.map(run, CASES)))
+
+
+def _result(executed, chapter, variant):
+    result = executed[chapter, variant]
+    if isinstance(result, Exception):
+        pytest.fail(f"{chapter} ({variant}) did not execute: {result}")
+    return result
+
+
+@pytest.mark.parametrize("chapter,variant", CASES)
+def test_chapter_executes_with_every_figure(executed, chapter, variant):
+    html, nb = _result(executed, chapter, variant)
+    assert html.exists() and html.stat().st_size > 10_000
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert "parameters" in code[0].metadata.get("tags", [])
+    figure_cells = [c for c in code if "figure" in c.metadata.get("tags", [])]
+    assert figure_cells, f"{chapter} has no figure cell"
+    for cell in code:
+        for output in cell.get("outputs", []):
+            assert output.output_type != "error", f"{chapter}: error in cell {cell.execution_count}"
+            assert not (output.output_type == "stream" and output.name == "stderr"), (
+                f"{chapter}: stderr in cell {cell.execution_count}: {output.text[:300]}")
+    for cell in figure_cells:
+        images = [o for o in cell.outputs if "image/png" in o.get("data", {})]
+        skipped = [o for o in cell.outputs if "admonition-title\">Skipped" in o.get("data", {}).get("text/html", "")]
+        allowed = skipped and chapter == "bench_mmlu_pro" and variant == "synthetic"  # real_check="" on purpose
+        assert images or allowed, f"{chapter} ({variant}): figure cell {cell.execution_count} drew nothing"
+        captions = [o for o in cell.outputs if "Figure." in o.get("data", {}).get("text/html", "")]
+        assert len(captions) == len(images), f"{chapter}: a figure without caption"
+    text = html.read_text()
+    assert "Traceback" not in text
+
+
+def _glued(nb) -> dict[str, str]:
+    out = {}
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            meta = output.get("metadata", {}).get("scrapbook")
+            if meta:
+                out[meta["name"]] = output["data"].get("application/papermill.record/text/plain", "")
+    return out
+
+
+def test_front_page_glue_keys_are_produced_by_their_chapters(executed):
+    wanted: dict[str, set[str]] = {}
+    for path, key in re.findall(r"\{glue:text\}`([^`:]+)::([A-Za-z0-9_]+)", (REPO / "intro.md").read_text()):
+        wanted.setdefault(Path(path).stem, set()).add(key)
+    assert wanted, "the front page pastes nothing"
+    for chapter, keys in wanted.items():
+        _, nb = _result(executed, chapter, "real")
+        missing = keys - set(_glued(nb))
+        assert not missing, f"{chapter} glues no {sorted(missing)} for the front page"
+
+
+def test_synthetic_data_is_announced_on_the_page(executed):
+    _, nb = _result(executed, "bench_gpqa", "synthetic")
+    banner = "".join(o["data"].get("text/html", "") for c in nb.cells for o in c.get("outputs", [])
+                     if o.get("output_type") == "display_data")
+    assert "Synthetic data" in banner and "SYNTHETIC" in banner
+    _, nb = _result(executed, "bench_gpqa", "real")
+    banner = "".join(o["data"].get("text/html", "") for c in nb.cells for o in c.get("outputs", [])
+                     if o.get("output_type") == "display_data")
+    assert "gpqa: real results" in banner and "Synthetic data" not in banner
+
+
+def test_notebooks_are_committed_without_outputs():
+    for path in sorted((REPO / "chapters").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+        dirty = [c.execution_count for c in nb.cells if c.cell_type == "code" and (c.outputs or c.execution_count)]
+        assert not dirty, f"{path.name} has outputs"
+        first = next(c for c in nb.cells if c.cell_type == "code")
+        assert first.metadata.get("tags") == ["parameters"], f"{path.name}: first code cell not tagged parameters"
+
+
+def test_every_toc_chapter_exists_and_every_notebook_is_in_the_toc():
+    toc = (REPO / "_toc.yml").read_text()
+    files = re.findall(r"file:\s*(\S+)", toc)
+    for f in files:
+        assert any((REPO / f"{f}{ext}").exists() for ext in (".md", ".ipynb")), f"{f} in _toc.yml is missing"
+    for nb in (REPO / "chapters").glob("*.ipynb"):
+        assert f"chapters/{nb.stem}" in files, f"{nb.name} is not in _toc.yml"
+
+
+# ------------------------------------------------------------------------ run_chapter
+def test_run_chapter_refuses_unknown_chapters_and_parameters(tmp_path):
+    with pytest.raises(ChapterError, match="no chapter 'nope'"):
+        run_chapter("nope", {}, tmp_path)
+    with pytest.raises(ChapterError, match="has no parameter 'colour'.*its parameters: data, sizes"):
+        run_chapter("bench_gpqa", {"colour": "red"}, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_run_chapter_failure_names_the_cell_and_writes_nothing(tmp_path):
+    with pytest.raises(ChapterError, match=r"chapter 'guidance' failed: cell \[\d+\] raised BundleError: "
+                                           r"no bundle named 'no-such-bundle'"):
+        run_chapter("guidance", {"benchmarks": "no-such-bundle"}, tmp_path / "out")
+    assert [p for p in (tmp_path / "out").iterdir()] == []
+
+
+def test_parameter_values_are_typed_like_papermill():
+    assert parse_value("10") == 10 and parse_value("0.7") == 0.7 and parse_value("None") is None
+    assert parse_value("true") is True and parse_value("10,25") == "10,25" and parse_value("gpqa") == "gpqa"
+    params = chapter_parameters("bench_gpqa")
+    assert list(params)[:7] == ["data", "sizes", "runs", "sources", "targets", "seed", "threshold"]
+
+
+# ---------------------------------------------------------------------- book helpers
+def test_profiles_share_settings_and_state_them(monkeypatch):
+    monkeypatch.setenv("MBUTILS_PROFILE", "quick")
+    a = book.configure("synthetic-gpqa")
+    b = book.configure("synthetic-gpqa", sizes=None, runs=None)
+    assert (a.sizes, a.protocol) == (b.sizes, b.protocol)  # same experiment -> one cache entry
+    assert a.protocol.n_runs == book.PROFILES["quick"]["gpqa"].runs
+    assert "profile 'quick'" in a.settings_text() and "SYNTHETIC" in a.banner()
+    monkeypatch.setenv("MBUTILS_PROFILE", "paper")
+    c = book.configure("synthetic-gpqa")
+    assert c.protocol.n_runs == 50 and c.sizes == [10, 25, 50, 100, 200]
+    assert c.source_counts == [10, 50, 100, 150, 200, 250, 300]
+    monkeypatch.setenv("MBUTILS_PROFILE", "huge")
+    with pytest.raises(book.BookError, match="not a profile"):
+        book.configure("synthetic-gpqa")
+
+
+def test_configure_fits_small_bundles_and_says_so(tmp_path, monkeypatch):
+    from mbutils.bundle import save_bundle
+
+    monkeypatch.setenv("MBUTILS_PROFILE", "quick")
+    folder = save_bundle(random_benchmark(n_models=40, subtask_sizes=(60, 40)), tmp_path / "tiny")
+    s = book.configure(str(folder))
+    assert (s.protocol.n_targets, s.protocol.n_sources) == (8, 32)
+    assert s.overrides == {"sources": 32, "targets": 8}
+    assert s.sizes == [10, 25, 50]  # the profile's sizes that fit the 50 seen items
+    assert s.data.kind == "custom"
+
+
+def test_benchmark_names_and_stand_ins(monkeypatch):
+    assert [book.benchmark_key(n) for n in ("gpqa", "synthetic-mmlu-pro", "mmlu-pro-tiger-lab", "mmlu", "x")] == [
+        "gpqa", "mmlu-pro", "mmlu-pro", "mmlu", "custom"]
+    monkeypatch.setenv("MBUTILS_DATA", str(REPO / "no-such-folder"))
+    choice = book.resolve_data("gpqa")
+    assert choice.kind == "synthetic" and choice.name == "synthetic-gpqa"
+    assert "no real bundle named 'gpqa'" in choice.reason
+
+
+def test_real_mmlu_pro_is_too_small_for_the_protocol():
+    real_bundle("mmlu-pro-tiger-lab")
+    choice = book.resolve_data("mmlu-pro", min_models=350)
+    assert choice.name == "synthetic-mmlu-pro"
+    assert "only 26 complete models" in choice.reason
+
+
+def test_parameter_lists():
+    assert book.int_list("10, 25,50") == [10, 25, 50] and book.int_list(None) is None
+    assert book.int_list([5]) == [5] and book.int_list(7) == [7]
+    with pytest.raises(book.BookError, match="expected integers"):
+        book.int_list("10,x")
+    assert book.name_list("a, b") == ["a", "b"] and book.name_list("None") is None
+    assert book.parse_cases("gpqa:7b_instruct, bbh:x") == [("gpqa", "7b_instruct"), ("bbh", "x")]
+
+
+def _mdad(rows):
+    return pd.DataFrame(rows, columns=["selector", "size", "mdad"]).assign(ci_low=np.nan, ci_high=np.nan)
+
+
+def test_items_needed_and_catch_up_read_the_table_correctly():
+    mdad = _mdad([("random", 10, 12.0), ("random", 50, 4.0), ("random", 100, 2.5),
+                  ("anchor_points", 10, 8.0), ("anchor_points", 50, 3.0), ("anchor_points", 100, np.nan)])
+    need = book.items_needed({"B": mdad}, [1, 3, 10])
+    assert need.set_index("selector").loc["Random"].tolist() == ["B", "> 100", "100", "50"]
+    assert need.set_index("selector").loc["Anchor Points"].tolist() == ["B", "> 100", "50", "10"]
+    catch = book.random_catch_up({"B": mdad}).iloc[0]
+    assert catch["random competitive from k ="] == 100  # anchor's 'not reached' at 100 counts as worse
+    assert catch["best method at the smallest k"] == "Anchor Points"
+
+
+def test_share_of_pairs_closer_than_mdad():
+    mdad = _mdad([("random", 10, 4.5), ("random", 25, np.nan)])
+    table = book.closer_than_mdad("b", "s", np.array([0.30, 0.31, 0.35, 0.50]), mdad)
+    assert table["share closer than MDAD"].tolist() == [pytest.approx(2 / 6), 1.0]
+
+
+def test_float_binning_loses_pairs_on_bin_edges():
+    n = np.array([224])
+    diff = np.arange(0, 225)[None, :]
+    from mbutils.metrics import gap_bins
+
+    exact, approx = gap_bins(diff, n), book.float_gap_bins(diff, n)
+    assert (approx <= exact).all()
+    assert (exact == (200 * diff) // 224).all()
+    # edges where 200*d/224 is an integer: exactly d = 28, 56, ... ; float may floor one lower
+    assert set(np.flatnonzero(approx != exact)) <= set(range(0, 225, 28))
+
+
+def test_pretty_spells_not_reached_and_uses_display_names():
+    shown = book.pretty(_mdad([("anchor_points", 10, np.nan), ("random", 10, 2.5)]))
+    assert shown["selector"].tolist() == ["Anchor Points", "Random"]
+    assert shown["mdad"].tolist() == ["not reached", "2.5"]
+
+
+def test_download_link_embeds_the_csv():
+    import base64
+
+    link = book.download_link(pd.DataFrame({"a": [1, 2]}), "x.csv")
+    payload = re.search(r"base64,([^\"]+)", link).group(1)
+    assert base64.b64decode(payload).decode() == "a\n1\n2\n"
+    assert 'download="x.csv"' in link
