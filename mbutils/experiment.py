@@ -8,7 +8,6 @@ on disk by content (data hash, protocol, sizes, selector parameters, package ver
 from __future__ import annotations
 
 import os
-import time
 from contextlib import ExitStack
 from typing import Iterable, Sequence
 
@@ -75,18 +74,16 @@ def _run_selectors(run, correct, confidence, subtasks, selectors, sizes, seed) -
     tgt_conf = None if confidence is None else confidence[n_src:][:, run.seen]
     source = SourceData(correct[:n_src][:, run.seen], subtasks[run.seen], src_conf)
     target_correct = correct[n_src:][:, run.seen]
-    out, timings, shared = {}, {}, {}
+    out, shared = {}, {}
     for name in selectors:
         selector = make_selector(name)
-        start = time.perf_counter()
         stream = selector.shared_key() or name
         if stream not in shared:
             shared[stream] = selector.prepare(source, rng_for(seed, run.index, "prepare", stream))
         for k in sizes:
             micro = selector.select(shared[stream], k, rng_for(seed, run.index, "select", stream, k))
             out[name, k] = micro.estimate(target_correct, tgt_conf)
-        timings[name] = time.perf_counter() - start
-    return {"estimates": out, "timings": timings}
+    return out
 
 
 def _tidy(benchmark: Benchmark, runs: list[Run], outputs: list[dict], selectors: list[str],
@@ -108,7 +105,7 @@ def _tidy(benchmark: Benchmark, runs: list[Run], outputs: list[dict], selectors:
         })
         for name in selectors:
             for k in sizes:
-                frame = base.assign(selector=name, size=k, estimate=output["estimates"][name, k])
+                frame = base.assign(selector=name, size=k, estimate=output[name, k])
                 frames[name].append(frame)
     return {name: pd.concat(parts, ignore_index=True)[list(_COLUMNS)] for name, parts in frames.items()}
 
