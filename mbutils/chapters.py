@@ -1,43 +1,109 @@
 """Run one chapter of the book on any data: papermill into a folder, then HTML with nbconvert.
 
-``run_chapter("bench_gpqa", {"data": "mybundle", "runs": 10}, "out/")`` executes
-``chapters/bench_gpqa.ipynb`` with those parameters and writes ``out/bench_gpqa.ipynb`` and
-``out/bench_gpqa.html``. Nothing is written unless the whole notebook ran: a failing cell
-becomes one :class:`ChapterError` naming the cell and the error.
+Chapters are MyST Markdown notebooks (``chapters/<name>.md``, a jupytext header and
+``{code-cell}`` blocks): the text files are the only source. ``run_chapter("bench_gpqa",
+{"data": "mybundle", "runs": 10}, "out/")`` reads ``chapters/bench_gpqa.md``, executes it
+with papermill and writes ``out/bench_gpqa.ipynb`` and ``out/bench_gpqa.html``. Nothing is
+written unless the whole notebook ran: a failing cell becomes one :class:`ChapterError`
+naming the cell and the error. :func:`to_notebook` gives plain-papermill and Jupyter users
+the ``.ipynb`` form of a chapter.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import os
 import shutil
 import tempfile
+import tokenize
 from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import MbutilsError
 
-CHAPTERS_DIR = Path(__file__).resolve().parents[1] / "chapters"
+SOURCE_CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"  # present in a source checkout
+CHAPTERS_ENV = "MBUTILS_CHAPTERS"
 
 
 class ChapterError(MbutilsError, RuntimeError):
     """A chapter that cannot be found, parameterised or executed."""
 
 
+def chapter_dirs() -> list[Path]:
+    """Where chapters are looked up by name: ``$MBUTILS_CHAPTERS``, ``./chapters``, the source tree."""
+    dirs = [Path(p) for p in os.environ.get(CHAPTERS_ENV, "").split(os.pathsep) if p.strip()]
+    dirs += [Path.cwd() / "chapters", SOURCE_CHAPTERS]
+    seen, found = set(), []
+    for d in dirs:
+        resolved = d.expanduser().resolve()
+        if resolved.is_dir() and resolved not in seen:
+            seen.add(resolved)
+            found.append(resolved)
+    return found
+
+
+def is_notebook_source(path: Path) -> bool:
+    """A MyST Markdown notebook: a ``.md`` file whose front matter names a kernel."""
+    if path.suffix != ".md" or not path.is_file():
+        return False
+    head = path.read_text(encoding="utf-8", errors="replace")[:2000]
+    return head.startswith("---") and "kernelspec:" in head.split("\n---", 1)[0]
+
+
 def chapter_names() -> list[str]:
-    """Chapters that can be run (notebooks in ``chapters/``)."""
-    return sorted(p.stem for p in CHAPTERS_DIR.glob("*.ipynb"))
+    """Chapters that can be run (MyST notebooks on the chapter path)."""
+    names = set()
+    for d in chapter_dirs():
+        names.update(p.stem for p in d.glob("*.md") if is_notebook_source(p))
+    return sorted(names)
 
 
 def chapter_path(chapter: str | Path) -> Path:
-    """The notebook of a chapter given by name (``bench_gpqa``), file name or path."""
-    path = Path(chapter)
-    if path.suffix == ".ipynb" and path.is_file():
+    """The source of a chapter given by name (``bench_gpqa``), file name or path."""
+    path = Path(chapter).expanduser()
+    if path.suffix in (".md", ".ipynb") and path.is_file():
+        if path.suffix == ".md" and not is_notebook_source(path):
+            raise ChapterError(f"{path} is a plain Markdown page, not a chapter notebook "
+                               "(its front matter has no kernelspec)")
         return path.resolve()
-    candidate = CHAPTERS_DIR / f"{path.stem}.ipynb"
-    if candidate.is_file():
-        return candidate
-    raise ChapterError(f"no chapter {str(chapter)!r}; chapters: {', '.join(chapter_names())}")
+    if path.name == str(chapter) or path.suffix == "":
+        for d in chapter_dirs():
+            candidate = d / f"{path.stem}.md"
+            if is_notebook_source(candidate):
+                return candidate
+    known = ", ".join(chapter_names()) or "none found (run from the book's folder or set MBUTILS_CHAPTERS)"
+    raise ChapterError(f"no chapter {str(chapter)!r}; chapters: {known}")
+
+
+def read_chapter(chapter: str | Path):
+    """A chapter as an nbformat notebook (from its MyST text, or an ``.ipynb`` given by path)."""
+    import jupytext
+    import nbformat
+
+    path = chapter_path(chapter)
+    try:
+        if path.suffix == ".ipynb":
+            return nbformat.read(path, as_version=4)
+        return jupytext.read(path, fmt="md:myst")
+    except Exception as err:  # a broken file is the user's input, not a bug
+        raise ChapterError(f"{path}: cannot be read as a notebook ({type(err).__name__}: {err})") from None
+
+
+def to_notebook(chapter: str | Path, out: str | Path) -> Path:
+    """Write a chapter as ``.ipynb`` (no outputs) for papermill or Jupyter; returns the path."""
+    import nbformat
+
+    nb = read_chapter(chapter)
+    out = Path(out)
+    if out.is_dir():
+        out = out / f"{chapter_path(chapter).stem}.ipynb"
+    if out.suffix != ".ipynb":
+        raise ChapterError(f"{out}: the notebook file name must end in .ipynb")
+    tmp = out.with_name(f".{out.name}.tmp")
+    nbformat.write(nb, tmp)
+    os.replace(tmp, out)
+    return out
 
 
 def parse_value(text):
@@ -56,11 +122,27 @@ def parse_value(text):
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else text
 
 
-def chapter_parameters(chapter: str | Path) -> dict[str, dict]:
-    """Names, defaults and help of a chapter's ``parameters`` cell."""
-    import papermill
+def parameters_cell(nb):
+    """The code cell tagged ``parameters`` (papermill's convention), or None."""
+    return next((c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])),
+                None)
 
-    return papermill.inspect_notebook(str(chapter_path(chapter)))
+
+def chapter_parameters(chapter: str | Path) -> dict[str, dict]:
+    """Names, defaults and help (the trailing comment) of a chapter's ``parameters`` cell."""
+    cell = parameters_cell(read_chapter(chapter))
+    if cell is None:
+        return {}
+    source = cell.source
+    comments = {tok.start[0]: tok.string.lstrip("# ").strip()
+                for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT}
+    params = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            params[name] = {"name": name, "default": ast.get_source_segment(source, node.value),
+                            "help": comments.get(node.lineno, "")}
+    return params
 
 
 def _check_params(chapter: Path, params: dict) -> dict:
@@ -141,15 +223,17 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out, prefix=f".{source.stem}-") as tmp:
         executed = Path(tmp) / f"{source.stem}.ipynb"
+        unexecuted = to_notebook(source, Path(tmp) / f"{source.stem}.source.ipynb")
         try:
             with _environment({"MBUTILS_PROFILE": profile} if profile else {}):
                 papermill.execute_notebook(
-                    str(source), str(executed), parameters=values, kernel_name=kernel,
+                    str(unexecuted), str(executed), parameters=values, kernel_name=kernel,
                     cwd=str(source.parent), progress_bar=False, log_output=False,
                     execution_timeout=timeout,
                 )
         except PapermillExecutionError as err:
             raise ChapterError(f"chapter {source.stem!r} failed: {_failure(err)}") from None
+        unexecuted.unlink()
         html = render_html(executed, Path(tmp) / f"{source.stem}.html")
         final_nb, final_html = out / executed.name, out / html.name
         shutil.move(str(executed), final_nb)

@@ -184,6 +184,14 @@ def cmd_run_chapter(args) -> int:
     return 0
 
 
+def cmd_notebook(args) -> int:
+    from .chapters import chapter_path, to_notebook
+
+    out = Path(args.out) if args.out else Path(f"{chapter_path(args.chapter).stem}.ipynb")
+    print(f"wrote {to_notebook(args.chapter, out)}", file=sys.stderr)
+    return 0
+
+
 def _protocol_from(args):
     from .protocol import Protocol
 
@@ -336,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("run-chapter", help="execute a chapter of the book on other data or settings")
-    p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or notebook path")
+    p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or path of its .md (or .ipynb)")
     p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                    help="set a parameter of the chapter (repeatable), e.g. -p data mybundle -p runs 10")
     p.add_argument("--out", default="chapter-output", help="folder for the executed notebook and its HTML")
@@ -344,6 +352,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="settings profile (default: $MBUTILS_PROFILE or 'default')")
     p.add_argument("--timeout", type=int, default=None, help="seconds allowed per cell")
     p.set_defaults(func=cmd_run_chapter)
+
+    p = sub.add_parser("notebook", help="write a chapter as an .ipynb notebook (for papermill or Jupyter)")
+    p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or path of its .md")
+    p.add_argument("--out", default=None, help="notebook file or folder (default: ./CHAPTER.ipynb)")
+    p.set_defaults(func=cmd_notebook)
 
     p = sub.add_parser("cache", help="list or clear cached results and synthetic bundles")
     p.add_argument("action", choices=["list", "clear"])

@@ -22,7 +22,8 @@ import pytest
 from conftest import REPO, real_bundle
 from helpers import random_benchmark
 from mbutils import book
-from mbutils.chapters import ChapterError, chapter_names, chapter_parameters, parse_value, run_chapter
+from mbutils.chapters import (ChapterError, chapter_names, chapter_parameters, chapter_path, is_notebook_source,
+                              parameters_cell, parse_value, read_chapter, run_chapter, to_notebook)
 
 SMALL = {"runs": 2, "sizes": "10,25", "sources": 60, "targets": 12, "seed": 0}
 VARIANTS = ("synthetic", "real")
@@ -147,22 +148,53 @@ def test_synthetic_data_is_announced_on_the_page(executed):
     assert "gpqa: real results" in banner and "Synthetic data" not in banner
 
 
-def test_notebooks_are_committed_without_outputs():
-    for path in sorted((REPO / "chapters").glob("*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
+def _myst_chapters():
+    return sorted(p for p in (REPO / "chapters").glob("*.md") if is_notebook_source(p))
+
+
+def test_chapters_are_text_notebooks_with_a_parameters_cell_and_no_outputs():
+    """The MyST files are the only source: no generated or committed .ipynb, every chapter parses,
+    its first code cell is the papermill parameters cell, and no outputs are stored in the text."""
+    assert not list((REPO / "chapters").glob("*.ipynb")), "chapters are MyST Markdown; .ipynb files are not committed"
+    assert len(_myst_chapters()) == len(chapter_names()) >= 14
+    for path in _myst_chapters():
+        nb = read_chapter(path)
         nbformat.validate(nb)
-        dirty = [c.execution_count for c in nb.cells if c.cell_type == "code" and (c.outputs or c.execution_count)]
-        assert not dirty, f"{path.name} has outputs"
-        first = next(c for c in nb.cells if c.cell_type == "code")
-        assert first.metadata.get("tags") == ["parameters"], f"{path.name}: first code cell not tagged parameters"
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert code, f"{path.name} has no code cell"
+        assert code[0].metadata.get("tags") == ["parameters"], f"{path.name}: first code cell not tagged parameters"
+        assert not any(c.get("outputs") or c.get("execution_count") for c in code), f"{path.name} has outputs"
+        assert chapter_parameters(path), f"{path.name}: parameters cell assigns nothing"
+
+
+def test_chapter_round_trips_through_ipynb(tmp_path):
+    """``mbutils notebook`` writes the same cells, tags and parameters as the text chapter."""
+    nb_path = to_notebook("bench_gpqa", tmp_path)
+    assert nb_path == tmp_path / "bench_gpqa.ipynb"
+    as_ipynb, as_text = nbformat.read(nb_path, as_version=4), read_chapter("bench_gpqa")
+    assert [(c.cell_type, c.source, c.metadata.get("tags")) for c in as_ipynb.cells] == \
+        [(c.cell_type, c.source, c.metadata.get("tags")) for c in as_text.cells]
+    assert chapter_parameters(nb_path) == chapter_parameters("bench_gpqa")
+    assert chapter_parameters("bench_gpqa")["runs"]["help"].startswith("runs of the protocol")
+
+
+def test_an_edit_to_the_text_chapter_is_what_runs(tmp_path):
+    """A chapter edited as text (here: a copy with a changed cell) is read as edited, by path."""
+    text = (REPO / "chapters" / "guidance.md").read_text()
+    edited = tmp_path / "guidance.md"
+    edited.write_text(text.replace("# Parameters", "# An edit by a teacher\n# Parameters", 1))
+    cell = parameters_cell(read_chapter(edited))
+    assert cell.source.startswith("# An edit by a teacher")
+    with pytest.raises(ChapterError, match="plain Markdown page"):
+        chapter_path(REPO / "chapters" / "reading.md")
 
 
 def test_every_toc_chapter_exists_and_every_notebook_is_in_the_toc():
     toc = (REPO / "_toc.yml").read_text()
     files = re.findall(r"file:\s*(\S+)", toc)
     for f in files:
-        assert any((REPO / f"{f}{ext}").exists() for ext in (".md", ".ipynb")), f"{f} in _toc.yml is missing"
-    for nb in (REPO / "chapters").glob("*.ipynb"):
+        assert (REPO / f"{f}.md").exists(), f"{f} in _toc.yml is missing"
+    for nb in _myst_chapters():
         assert f"chapters/{nb.stem}" in files, f"{nb.name} is not in _toc.yml"
 
 
