@@ -29,22 +29,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
+from .datasets import (BENCHMARK_TITLES, BENCHMARKS, CATALOGUE, GPQA_SIZES, PAPER_SIZES,  # noqa: F401
+                       DataChoice, benchmark_key, resolve_data)
 from .errors import MbutilsError
+from .protocol import POOL_RULE, fit_to_pool
 
 PROFILE_ENV = "MBUTILS_PROFILE"
 
-GPQA_SIZES = (10, 25, 50, 100, 200)
-PAPER_SIZES = (10, 25, 50, 100, 250, 500, 1000)
 PAPER_SOURCES = (10, 50, 100, 150, 200, 250, 300)
-BENCHMARKS = ("gpqa", "bbh", "mmlu-pro", "mmlu")
-BENCHMARK_TITLES = {"gpqa": "GPQA", "bbh": "BBH", "mmlu-pro": "MMLU-Pro", "mmlu": "MMLU", "custom": "custom data"}
 
 #: The six methods of the paper's figures, in legend order.
 PAPER_SELECTORS = ("random", "subtask_equal", "confidence_stratified", "diversity",
                    "anchor_points", "tinybenchmarks")
-#: Real bundles that stand for a benchmark on the data path, in order of preference.
-REAL_NAMES = {"gpqa": ("gpqa",), "bbh": ("bbh",), "mmlu-pro": ("mmlu-pro", "mmlu-pro-tiger-lab"),
-              "mmlu": ("mmlu",)}
 
 
 def _quiet_tqdm() -> None:
@@ -162,80 +158,6 @@ def _opt_int(value, what: str) -> int | None:
         raise BookError(f"{what}: expected an integer, got {value!r}") from None
 
 
-# ------------------------------------------------------------------------- data
-@dataclass(frozen=True)
-class DataChoice:
-    """The bundle a chapter runs on, and why (real, a synthetic stand-in, or a folder)."""
-
-    requested: str
-    key: str          # gpqa | bbh | mmlu-pro | mmlu | custom
-    kind: str         # real | synthetic | custom
-    benchmark: object
-    reason: str = ""
-
-    @property
-    def name(self) -> str:
-        return self.benchmark.name
-
-    @property
-    def title(self) -> str:
-        return BENCHMARK_TITLES.get(self.key, self.key)
-
-    def describe(self) -> str:
-        b = self.benchmark
-        what = {"real": "real results", "synthetic": "SYNTHETIC data (IRT simulator, not real model results)",
-                "custom": "a user bundle"}[self.kind]
-        conf = "with" if b.confidence is not None else "without"
-        return (f"{b.name}: {what}; {b.n_models} models x {b.n_items:,} items, "
-                f"{len(b.subtask_names)} subtask(s), {conf} confidences")
-
-
-def benchmark_key(name: str) -> str:
-    """Which of the paper's benchmarks a bundle name stands for (``custom`` if none)."""
-    base = str(name).removeprefix("synthetic-")
-    for key in sorted(BENCHMARKS, key=len, reverse=True):
-        if base == key or any(base == real for real in REAL_NAMES[key]):
-            return key
-    return "custom"
-
-
-def resolve_data(data: str, *, min_models: int = 0, missing: str = "error") -> DataChoice:
-    """Load the bundle a chapter asked for.
-
-    ``gpqa``/``bbh``/``mmlu-pro``/``mmlu`` mean "the real bundle if the data path has one
-    with at least ``min_models`` models, else the synthetic stand-in"; ``synthetic-*`` is
-    always simulated; anything else is a bundle name or folder (``missing`` resolves empty
-    cells: ``error``, ``drop_models`` or ``drop_items``).
-    """
-    from .bundle import find_bundle, load_bundle
-
-    data = str(data).strip()
-    key = benchmark_key(data)
-    if data.startswith("synthetic-"):
-        return DataChoice(data, key, "synthetic", load_bundle(data), "requested explicitly")
-    if data in BENCHMARKS:
-        reasons = []
-        for real in REAL_NAMES[data]:
-            try:
-                find_bundle(real)
-            except MbutilsError:
-                continue
-            bench = load_bundle(real, missing="drop_models")
-            if bench.n_models >= min_models:
-                return DataChoice(data, key, "real", bench, f"real bundle '{real}' found on the data path")
-            reasons.append(f"the real bundle '{real}' has only {bench.n_models} complete models, too few "
-                           f"for this chapter's protocol ({min_models} needed)")
-        if not reasons:
-            reasons.append(f"no real bundle named {' or '.join(map(repr, REAL_NAMES[data]))} on "
-                           "the data path (MBUTILS_DATA)")
-        stand_in = f"synthetic-{data}"
-        return DataChoice(data, key, "synthetic", load_bundle(stand_in),
-                          "; ".join(reasons) + f", so this page uses the stand-in '{stand_in}'")
-    bench = load_bundle(data, missing=missing)
-    kind = "real" if key != "custom" else "custom"
-    return DataChoice(data, key, kind, bench, f"bundle '{data}'")
-
-
 # ---------------------------------------------------------------------- settings
 @dataclass
 class Setting:
@@ -250,6 +172,8 @@ class Setting:
     source_size: int
     jobs: int = 1
     overrides: dict = field(default_factory=dict)
+    pool_fitted: bool = False        # sources/targets shrunk to a pool smaller than the paper's
+    dropped_sizes: list = field(default_factory=list)   # sizes larger than the seen half
 
     @property
     def benchmark(self):
@@ -269,6 +193,21 @@ class Setting:
         return run_experiment(self.benchmark, list(selectors), list(sizes or self.sizes), protocol,
                               jobs=self.jobs, progress=False)
 
+    @property
+    def can_sweep_sources(self) -> bool:
+        """A sources sweep needs at least two source counts that fit the pool."""
+        return len(self.source_counts) >= 2
+
+    def sweep_note(self) -> str:
+        """Why there is no sources sweep on this bundle (empty when there is one)."""
+        if self.can_sweep_sources:
+            return ""
+        free = self.benchmark.n_models - self.protocol.n_targets
+        return (f"A sweep over the number of source models needs at least two source counts; with "
+                f"{self.benchmark.n_models} models and {self.protocol.n_targets} targets only {free} models "
+                f"are left for sources ({', '.join(map(str, self.source_counts)) or 'no count'} fits). "
+                "A larger pool, or fewer targets (-p targets N), makes it possible.")
+
     def sources_sweep(self, selectors: Sequence[str]):
         """MDAD inputs for each number of source models: {n_sources: results} at ``source_size``."""
         return {n: self.results(selectors, sizes=[self.source_size], n_sources=n, n_runs=self.source_runs)
@@ -277,8 +216,10 @@ class Setting:
     def settings_text(self, runs: int | None = None, target_set: str | None = None,
                       sizes: Sequence[int] | None = None, n_sources: int | None = None) -> str:
         p = self.protocol
-        targets = f"target set '{target_set}'" if target_set else (
-            f"target set '{p.target_set}'" if p.target_set else f"{p.n_targets} random targets")
+        target_set = target_set or p.target_set
+        n_set = len(self.benchmark.target_sets.get(target_set, ())) if target_set else 0
+        targets = (f"the {n_set} models of target set '{target_set}'" if target_set
+                   else f"{p.n_targets} random targets")
         sizes = list(sizes or self.sizes)
         return (f"{self.data.name} ({self.data.kind}); {runs or p.n_runs} runs; "
                 f"{n_sources or p.n_sources} sources, {targets}; seed {p.seed}; "
@@ -297,6 +238,10 @@ class Setting:
                  f"<b>Settings:</b> {html.escape(self.settings_text())}"
                  + (f" (changed by parameters: {html.escape(_fmt_overrides(self.overrides))})"
                     if self.overrides else "") + ".",
+                 (f"<b>Pool:</b> {self.benchmark.n_models} models, fewer than the paper's 300 sources + 50 "
+                  f"targets, so {html.escape(POOL_RULE)}." if self.pool_fitted else ""),
+                 (f"<b>Sizes dropped:</b> k = {', '.join(map(str, self.dropped_sizes))} exceed the "
+                  f"{self.n_seen} seen items." if self.dropped_sizes else ""),
                  f"<b>Profile:</b> '{self.profile}' ({html.escape(PROFILE_BLURB[self.profile])}); "
                  f"set <code>{PROFILE_ENV}</code> to <code>quick</code>, <code>default</code> or "
                  "<code>paper</code> to change it."]
@@ -316,9 +261,16 @@ def _fmt_overrides(overrides: dict) -> str:
 
 
 def configure(data: str, *, sizes=None, runs=None, sources=None, targets=None, seed=0,
-          source_counts=None, source_runs=None, missing: str = "error", jobs=None,
-          profile: str | None = None) -> Setting:
-    """A chapter's :class:`Setting` from its parameters (``None`` = the profile's value)."""
+              source_counts=None, source_runs=None, missing: str = "error", jobs=None,
+              profile: str | None = None, target_set: str | None = None) -> Setting:
+    """A chapter's :class:`Setting` from its parameters (``None`` = the profile's value).
+
+    A benchmark name takes the real bundle when the data path has one, whatever its pool
+    size: a pool smaller than the paper's gets sources and targets by
+    :func:`mbutils.protocol.fit_to_pool`, sizes larger than the seen half are dropped, and
+    the sources sweep keeps the source counts that fit; the page's banner says all of it.
+    """
+    from .experiment import n_seen_items
     from .protocol import Protocol
 
     _quiet_tqdm()
@@ -328,30 +280,82 @@ def configure(data: str, *, sizes=None, runs=None, sources=None, targets=None, s
     sizes_l, runs_i = int_list(sizes), _opt_int(runs, "runs")
     sources_i, targets_i = _opt_int(sources, "sources"), _opt_int(targets, "targets")
     counts_l, counts_runs = int_list(source_counts, "source_counts"), _opt_int(source_runs, "source_runs")
-    want_sources, want_targets = sources_i or 300, targets_i or 50
-    choice = resolve_data(data, min_models=want_sources + want_targets, missing=missing)
+    target_set = None if target_set in (None, "", "None") else str(target_set)
+    choice = resolve_data(data, missing=missing, target_set=target_set)
     bench = choice.benchmark
     spec = PROFILES[profile][choice.key]
     overrides = {k: v for k, v in dict(sizes=sizes_l, runs=runs_i, sources=sources_i, targets=targets_i,
                                         source_counts=counts_l, source_runs=counts_runs).items()
                  if v is not None}
-    n_targets = targets_i or min(50, max(2, bench.n_models // 5))
-    n_sources = sources_i or min(300, bench.n_models - n_targets)
-    if not (sources_i and targets_i) and (n_sources, n_targets) != (300, 50):
-        overrides.setdefault("sources", n_sources)
-        overrides.setdefault("targets", n_targets)
-    from .experiment import n_seen_items
-
+    if target_set is not None:
+        if target_set not in bench.target_sets:
+            known = ", ".join(bench.target_sets) or "none"
+            raise BookError(f"{bench.name} has no target set {target_set!r} (it has: {known})")
+        targets_i = len(bench.target_sets[target_set])
+    n_sources, n_targets = fit_to_pool(bench.n_models, n_sources=sources_i, n_targets=targets_i)
+    fitted = target_set is None and (n_sources, n_targets) != (300, 50) and not (sources_i and targets_i)
     n_seen = n_seen_items(bench)
-    chosen = sizes_l or [k for k in spec.sizes if k <= n_seen] or [n_seen]
-    counts = counts_l or [n for n in spec.source_counts if n <= bench.n_models - n_targets]
-    source_size = min(spec.source_size, max(chosen)) if spec.source_size not in chosen else spec.source_size
+    wanted = sizes_l or list(spec.sizes)
+    chosen = sorted({k for k in wanted if k <= n_seen}) or [n_seen]
+    dropped = sorted(k for k in wanted if k > n_seen)
+    free = bench.n_models - n_targets
+    counts = sorted({n for n in (counts_l or spec.source_counts) if n <= free})
+    if not counts_l and n_sources not in counts and (not counts or n_sources > 1.2 * max(counts)):
+        counts.append(n_sources)  # the largest pool that fits: the sweep's right end
+    source_size = spec.source_size if spec.source_size in chosen else min(spec.source_size, max(chosen))
     return Setting(
-        data=choice, profile=profile, sizes=sorted(chosen),
-        protocol=Protocol(n_sources=n_sources, n_targets=n_targets, n_runs=runs_i or spec.runs, seed=int(seed)),
-        source_counts=counts, source_runs=counts_runs or min(spec.source_runs, runs_i or spec.source_runs),
+        data=choice, profile=profile, sizes=chosen,
+        protocol=Protocol(n_sources=n_sources, n_targets=n_targets, n_runs=runs_i or spec.runs, seed=int(seed),
+                          target_set=target_set),
+        source_counts=sorted(counts), source_runs=counts_runs or min(spec.source_runs, runs_i or spec.source_runs),
         source_size=source_size, jobs=_opt_int(jobs, "jobs") or default_jobs(), overrides=overrides,
+        pool_fitted=fitted, dropped_sizes=dropped,
     )
+
+
+def is_book_data(data) -> bool:
+    """True when ``data`` names only the paper's benchmarks (the book's own build, not a reader's bundle)."""
+    names = name_list(data, "data") or []
+    return bool(names) and all(n in BENCHMARKS or n.startswith("synthetic-") for n in names)
+
+
+def pick_data(value, data, *, prefer: Sequence[str] = ("subtasks", "confidence"), book_default: str | None = None,
+              missing: str = "error") -> str:
+    """The bundle of a secondary section (a picture, a figure drawn on one bundle).
+
+    Its own parameter when set; else ``book_default`` when the chapter runs on the book's
+    own benchmarks; else the first bundle of ``data`` with the most of ``prefer``
+    (``subtasks``: more than one; ``confidence``: confidences present) — so a reader's
+    ``-p data mybundle`` moves every section of a chapter onto their bundle.
+    """
+    if value not in (None, "", "None"):
+        return str(value)
+    if book_default and is_book_data(data):
+        return book_default
+    names = name_list(data, "data")
+    if not names:
+        raise BookError("data: expected at least one bundle name")
+    if not prefer or len(names) == 1:
+        return names[0]
+
+    def score(name):
+        b = resolve_data(name, missing=missing).benchmark
+        return (("subtasks" in prefer and len(b.subtask_names) > 1) + ("confidence" in prefer and b.confidence is not None))
+
+    scores = [score(n) for n in names]
+    return names[scores.index(max(scores))]
+
+
+def variant_data(value, data) -> list[str]:
+    """Bundles on which a selector chapter compares variants: the parameter, else those of
+    ``data`` that the profile runs variants on (costly variants stay on GPQA when quick),
+    else the first bundle of ``data``."""
+    explicit = name_list(value, "variant_data")
+    if explicit:
+        return explicit
+    names = name_list(data, "data") or []
+    chosen = [n for n in names if benchmark_key(n) in variant_benchmarks()]
+    return chosen or names[:1]
 
 
 def paper_selectors(setting: Setting, selectors=None) -> list[str]:
@@ -716,6 +720,24 @@ def closer_than_mdad(data_name: str, set_name: str, accuracy, mdad) -> "pd.DataF
         rows.append({"bundle": data_name, "target set": set_name, "selector": label(r.selector), "size": r.size,
                      "MDAD": r.mdad, "share closer than MDAD": share})
     return pd.DataFrame(rows)
+
+
+def target_case_list(cases, data, missing: str = "error") -> tuple[list[tuple[str, str]], list[str]]:
+    """The (bundle, target set) pairs a target-set chapter studies, and the bundles of ``data``
+    that name no set: explicit ``cases`` first, else every set of the bundles in ``data``,
+    else the profile's cases."""
+    if name_list(cases, "cases"):
+        return parse_cases(cases), []
+    names = name_list(data, "data")
+    if not names:
+        return parse_cases(target_cases()), []
+    pairs, without = [], []
+    for name in names:
+        sets = resolve_data(name, missing=missing).benchmark.target_sets
+        pairs += [(name, s) for s in sets]
+        if not sets:
+            without.append(name)
+    return pairs, without
 
 
 def parse_cases(cases) -> list[tuple[str, str]]:

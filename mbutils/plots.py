@@ -580,14 +580,20 @@ def relative_mdad(mdads: Mapping[str, pd.DataFrame], selector: str, baseline: st
     fig, axes = _figure(1, 1, width=5.2, height=3.6)
     ax = axes[0, 0]
     markers = "osD^v"
+    drawn = 0
     for i, (name, table) in enumerate(mdads.items()):
         wide = table.pivot_table(index="size", columns="selector", values="mdad", dropna=False)
         if selector not in wide or baseline not in wide:
             continue
         diff = wide[selector] - wide[baseline]
+        drawn += int(np.isfinite(diff).sum())
         ax.plot(wide.index, diff, marker=markers[i % len(markers)], label=name)
     ax.axhline(0, color=THRESHOLD_COLOR, linewidth=0.8)
-    ax.set_xscale("log")
+    if not drawn:  # nothing to compare: say so instead of an empty (and unscalable) log axis
+        ax.text(0.5, 0.5, "no size where both MDADs are reached", ha="center", va="center",
+                transform=ax.transAxes, fontsize=9)
+    else:
+        ax.set_xscale("log")
     ax.set_xlabel("micro-benchmark size k (items, log scale)")
     ax.set_ylabel(f"MDAD: {label(selector)} - {label(baseline)} (points)")
     ax.set_title("below zero: better than random", fontsize=10)

@@ -52,6 +52,26 @@ class Protocol:
         }
 
 
+PAPER_N_SOURCES, PAPER_N_TARGETS = 300, 50
+#: How a pool smaller than the paper's 350 models is shared out, as the book states it.
+POOL_RULE = "targets = min(50, n // 3) and sources = min(300, n - targets) for a pool of n models"
+
+
+def fit_to_pool(n_models: int, *, n_sources: int | None = None, n_targets: int | None = None) -> tuple[int, int]:
+    """(sources, targets) for a pool of ``n_models``: the paper's 300 + 50 where they fit.
+
+    A smaller pool keeps a third of its models as targets (at most 50, at least 2, so
+    there is a pair to compare) and uses the rest as sources (at most 300); a value the
+    caller gives is kept as given.
+    """
+    n_models = int(n_models)
+    if n_models < 3:
+        raise ProtocolError(f"the protocol needs at least 3 models (2 targets and 1 source), got {n_models}")
+    targets = int(n_targets) if n_targets is not None else max(2, min(PAPER_N_TARGETS, n_models // 3))
+    sources = int(n_sources) if n_sources is not None else max(1, min(PAPER_N_SOURCES, n_models - targets))
+    return sources, targets
+
+
 @dataclass(frozen=True)
 class Run:
     """One run's draws: item indices of each half, model indices of sources and targets."""

@@ -33,31 +33,30 @@ def params_for(chapter: str, variant: str) -> dict:
     """Small parameters for a chapter: on synthetic-gpqa, or on the real GPQA bundle."""
     d = "synthetic-gpqa" if variant == "synthetic" else "gpqa"
     if chapter == "data":
-        return {"datasets": d if variant == "synthetic" else "gpqa,mmlu-pro-tiger-lab"}
+        return {"data": d if variant == "synthetic" else "gpqa,bbh,mmlu-pro,mmlu-pro-tiger-lab"}
     if chapter == "synthetic":
         return {"reference": "gpqa", "stand_in": "synthetic-gpqa", "others": "synthetic-bbh"}
     if chapter == "measures":
         return {**SMALL, "data": d, "fig1_data": d}
     if chapter == "sel_random":  # random sampling is cheap: add a benchmark with subtasks
-        return {**SMALL, "benchmarks": f"{d},synthetic-bbh", "variant_data": d, "picture_data": "synthetic-bbh",
+        return {**SMALL, "data": f"{d},synthetic-bbh", "variant_data": d, "picture_data": "synthetic-bbh",
                 "picture_k": 30}
     if chapter.startswith("sel_"):
-        return {**SMALL, "benchmarks": d, "variant_data": d, "picture_data": d, "picture_k": 10}
+        return {**SMALL, "data": d, "variant_data": d, "picture_data": d, "picture_k": 10}
     if chapter.startswith("bench_"):
         p = {**SMALL, "data": d, "source_counts": "20,60", "source_runs": 1}
-        if chapter == "bench_mmlu_pro":
-            p["real_check"] = "" if variant == "synthetic" else "mmlu-pro-tiger-lab"
-            p["real_sizes"], p["real_targets"] = "10", 6
-            if variant == "real":  # the real check reads 6,012 items per run: keep it to cheap methods
-                p["selectors"] = "random,confidence_stratified,anchor_points_binary"
+        if chapter in ("bench_bbh", "bench_mmlu_pro") and variant == "real":
+            # the real leaderboard pools (78 and 40 models) with the pool-fitted protocol; cheap methods
+            p.update(data=chapter.removeprefix("bench_").replace("_", "-"), sources=None, targets=None,
+                     source_counts=None, selectors="random,subtask_equal,confidence_stratified")
         return p
     if chapter == "target_sets":
         cases = "synthetic-gpqa:7b_instruct" if variant == "synthetic" else "gpqa:7b_instruct,gpqa:70b_instruct"
         return {"cases": cases, "runs": 2, "sizes": "10,25", "sources": 60, "seed": 0}
     if chapter == "guidance":
-        return {**SMALL, "benchmarks": d}
+        return {**SMALL, "data": d}
     if chapter == "tables":
-        return {**SMALL, "benchmarks": d, "per_subtask_data": "synthetic-bbh", "per_subtask_count": 2}
+        return {**SMALL, "data": d, "per_subtask_data": "synthetic-bbh", "per_subtask_count": 2}
     if chapter == "differences":
         return {**SMALL, "data": d, "confidence_data": "synthetic-gpqa"}
     raise AssertionError(f"no small parameters for chapter {chapter!r}; add them here")
@@ -107,9 +106,8 @@ def test_chapter_executes_with_every_figure(executed, chapter, variant):
                 f"{chapter}: stderr in cell {cell.execution_count}: {output.text[:300]}")
     for cell in figure_cells:
         images = [o for o in cell.outputs if "image/png" in o.get("data", {})]
-        skipped = [o for o in cell.outputs if "admonition-title\">Skipped" in o.get("data", {}).get("text/html", "")]
-        allowed = skipped and chapter == "bench_mmlu_pro" and variant == "synthetic"  # real_check="" on purpose
-        assert images or allowed, f"{chapter} ({variant}): figure cell {cell.execution_count} drew nothing"
+        notes = [o for o in cell.outputs if "No sources sweep" in o.get("data", {}).get("text/html", "")]
+        assert images or notes, f"{chapter} ({variant}): figure cell {cell.execution_count} drew nothing"
         captions = [o for o in cell.outputs if "Figure." in o.get("data", {}).get("text/html", "")]
         assert len(captions) == len(images), f"{chapter}: a figure without caption"
     text = html.read_text()
@@ -210,7 +208,7 @@ def test_run_chapter_refuses_unknown_chapters_and_parameters(tmp_path):
 def test_run_chapter_failure_names_the_cell_and_writes_nothing(tmp_path):
     with pytest.raises(ChapterError, match=r"chapter 'guidance' failed: cell \[\d+\] raised BundleError: "
                                            r"no bundle named 'no-such-bundle'"):
-        run_chapter("guidance", {"benchmarks": "no-such-bundle"}, tmp_path / "out")
+        run_chapter("guidance", {"data": "no-such-bundle"}, tmp_path / "out")
     assert [p for p in (tmp_path / "out").iterdir()] == []
 
 
@@ -244,26 +242,37 @@ def test_configure_fits_small_bundles_and_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("MBUTILS_PROFILE", "quick")
     folder = save_bundle(random_benchmark(n_models=40, subtask_sizes=(60, 40)), tmp_path / "tiny")
     s = book.configure(str(folder))
-    assert (s.protocol.n_targets, s.protocol.n_sources) == (8, 32)
-    assert s.overrides == {"sources": 32, "targets": 8}
-    assert s.sizes == [10, 25, 50]  # the profile's sizes that fit the 50 seen items
+    assert (s.protocol.n_targets, s.protocol.n_sources) == (13, 27)  # n // 3 targets, the rest sources
+    assert s.pool_fitted and "Pool:" in s.banner() and "min(50, n // 3)" in s.banner()
+    assert s.sizes == [10, 25, 50] and s.dropped_sizes == [100, 250]  # the seen half has 50 items
+    assert "Sizes dropped" in s.banner()
+    assert s.source_counts == [10, 27] and s.can_sweep_sources  # the profile's 10, then the whole pool
     assert s.data.kind == "custom"
+    tiny = book.configure(str(save_bundle(random_benchmark(n_models=8, subtask_sizes=(40,)), tmp_path / "t8")))
+    assert (tiny.protocol.n_sources, tiny.protocol.n_targets) == (6, 2)
+    assert not tiny.can_sweep_sources and "needs at least two source counts" in tiny.sweep_note()
 
 
 def test_benchmark_names_and_stand_ins(monkeypatch):
-    assert [book.benchmark_key(n) for n in ("gpqa", "synthetic-mmlu-pro", "mmlu-pro-tiger-lab", "mmlu", "x")] == [
-        "gpqa", "mmlu-pro", "mmlu-pro", "mmlu", "custom"]
+    names = ("gpqa", "synthetic-mmlu-pro", "mmlu-pro-tiger-lab", "mmlu-pro-leaderboard", "bbh-leaderboard", "mmlu", "x")
+    assert [book.benchmark_key(n) for n in names] == ["gpqa", "mmlu-pro", "mmlu-pro", "mmlu-pro", "bbh", "mmlu", "custom"]
     monkeypatch.setenv("MBUTILS_DATA", str(REPO / "no-such-folder"))
     choice = book.resolve_data("gpqa")
     assert choice.kind == "synthetic" and choice.name == "synthetic-gpqa"
     assert "no real bundle named 'gpqa'" in choice.reason
 
 
-def test_real_mmlu_pro_is_too_small_for_the_protocol():
-    real_bundle("mmlu-pro-tiger-lab")
-    choice = book.resolve_data("mmlu-pro", min_models=350)
+def test_real_bundles_come_first_with_a_protocol_fitted_to_their_pool():
+    real_bundle("bbh-leaderboard"), real_bundle("mmlu-pro-leaderboard")
+    bbh, pro = book.configure("bbh", profile="quick"), book.configure("mmlu-pro", profile="quick")
+    assert (bbh.data.name, bbh.data.kind) == ("bbh-leaderboard", "real")
+    assert (bbh.protocol.n_sources, bbh.protocol.n_targets) == (52, 26)
+    assert (pro.data.name, pro.protocol.n_sources, pro.protocol.n_targets) == ("mmlu-pro-leaderboard", 27, 13)
+    assert book.configure("gpqa", profile="quick").pool_fitted is False  # 420 models hold 300 + 50
+    choice = book.resolve_data("mmlu-pro", min_models=350)  # a chapter that needs the paper's pool
     assert choice.name == "synthetic-mmlu-pro"
-    assert "only 26 complete models" in choice.reason
+    assert "only 40 complete models" in choice.reason and "only 26 complete models" in choice.reason
+    assert book.resolve_data("bbh", target_set="7b_instruct").name == "synthetic-bbh"  # the real pool names none
 
 
 def test_parameter_lists():

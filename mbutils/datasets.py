@@ -1,0 +1,140 @@
+"""The benchmarks the book knows, and how a name becomes a bundle (real first, else a stand-in).
+
+One registry, :data:`CATALOGUE`, holds every benchmark fact the package uses — title,
+the real bundle names to look for on the data path, the synthetic stand-in, and the
+shape the paper reports (Yauney et al., 2025, table of data sets) — so no such fact is
+typed twice. :func:`resolve_data` turns a chapter's ``data`` value into a
+:class:`DataChoice`: the bundle plus a plain reason that the page prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import MbutilsError
+
+
+@dataclass(frozen=True)
+class BenchmarkInfo:
+    """What the book knows of one of the paper's benchmarks."""
+
+    key: str
+    title: str
+    real_names: tuple[str, ...]   # bundles on the data path that hold real results, preferred first
+    paper_models: int             # models in the paper's pool
+    paper_items: int
+    paper_seen: int               # items in the seen half
+    paper_subtasks: int
+    sizes: tuple[int, ...]        # the paper's micro-benchmark sizes
+
+    @property
+    def stand_in(self) -> str:
+        return f"synthetic-{self.key}"
+
+
+PAPER_SIZES = (10, 25, 50, 100, 250, 500, 1000)
+GPQA_SIZES = (10, 25, 50, 100, 200)
+
+CATALOGUE: dict[str, BenchmarkInfo] = {
+    "gpqa": BenchmarkInfo("gpqa", "GPQA", ("gpqa",), 420, 448, 224, 1, GPQA_SIZES),
+    "bbh": BenchmarkInfo("bbh", "BBH", ("bbh", "bbh-leaderboard"), 409, 5761, 2880, 24, PAPER_SIZES),
+    "mmlu-pro": BenchmarkInfo("mmlu-pro", "MMLU-Pro", ("mmlu-pro", "mmlu-pro-leaderboard", "mmlu-pro-tiger-lab"),
+                              447, 12032, 6012, 14, PAPER_SIZES),
+    "mmlu": BenchmarkInfo("mmlu", "MMLU", ("mmlu", "mmlu-leaderboard"), 366, 10631, 5306, 48, PAPER_SIZES),
+}
+BENCHMARKS = tuple(CATALOGUE)
+BENCHMARK_TITLES = {**{k: b.title for k, b in CATALOGUE.items()}, "custom": "custom data"}
+
+#: The smallest pool the protocol can run on: 2 targets (one pair) and at least 1 source.
+MIN_MODELS = 3
+
+
+@dataclass(frozen=True)
+class DataChoice:
+    """The bundle a chapter runs on, and why (real, a synthetic stand-in, or a user's folder)."""
+
+    requested: str
+    key: str          # gpqa | bbh | mmlu-pro | mmlu | custom
+    kind: str         # real | synthetic | custom
+    benchmark: object
+    reason: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.benchmark.name
+
+    @property
+    def title(self) -> str:
+        return BENCHMARK_TITLES.get(self.key, self.key)
+
+    @property
+    def is_synthetic(self) -> bool:
+        return self.kind == "synthetic"
+
+    def describe(self) -> str:
+        b = self.benchmark
+        what = {"real": "real results", "synthetic": "SYNTHETIC data (IRT simulator, not real model results)",
+                "custom": "a user bundle"}[self.kind]
+        conf = "with" if b.confidence is not None else "without"
+        return (f"{b.name}: {what}; {b.n_models} models x {b.n_items:,} items, "
+                f"{len(b.subtask_names)} subtask(s), {conf} confidences")
+
+
+def benchmark_key(name: str) -> str:
+    """Which of the paper's benchmarks a bundle name stands for (``custom`` if none)."""
+    base = str(name).removeprefix("synthetic-")
+    for info in CATALOGUE.values():
+        if base == info.key or base in info.real_names:
+            return info.key
+    return "custom"
+
+
+def _real_candidates(key: str, *, min_models: int, need_set: str | None):
+    """Yield (name, bundle or None, why it was passed over) for the real bundles of ``key``."""
+    from .bundle import find_bundle, load_bundle
+
+    for real in CATALOGUE[key].real_names:
+        try:
+            find_bundle(real)
+        except MbutilsError:
+            continue
+        bench = load_bundle(real, missing="drop_models")
+        if bench.n_models < min_models:
+            yield real, None, (f"the real bundle '{real}' has only {bench.n_models} complete models "
+                               f"({min_models} needed)")
+        elif need_set is not None and need_set not in bench.target_sets:
+            yield real, None, f"the real bundle '{real}' names no target set '{need_set}'"
+        else:
+            yield real, bench, ""
+
+
+def resolve_data(data: str, *, min_models: int = MIN_MODELS, missing: str = "error",
+                 target_set: str | None = None) -> DataChoice:
+    """Load the bundle a chapter asked for.
+
+    ``gpqa``/``bbh``/``mmlu-pro``/``mmlu`` mean "the first real bundle on the data path with
+    at least ``min_models`` complete models (and the named ``target_set``, if one is asked
+    for), else the synthetic stand-in"; ``synthetic-*`` is always simulated; anything else
+    is a bundle name or folder (``missing``: ``error``, ``drop_models`` or ``drop_items``).
+    """
+    from .bundle import load_bundle
+
+    data = str(data).strip()
+    key = benchmark_key(data)
+    if data.startswith("synthetic-"):
+        return DataChoice(data, key, "synthetic", load_bundle(data), "requested explicitly")
+    if data in CATALOGUE:
+        reasons = []
+        for real, bench, why in _real_candidates(data, min_models=min_models, need_set=target_set):
+            if bench is not None:
+                return DataChoice(data, key, "real", bench, f"real bundle '{real}' found on the data path")
+            reasons.append(why)
+        if not reasons:
+            names = " or ".join(map(repr, CATALOGUE[data].real_names))
+            reasons.append(f"no real bundle named {names} on the data path (MBUTILS_DATA)")
+        stand_in = CATALOGUE[data].stand_in
+        return DataChoice(data, key, "synthetic", load_bundle(stand_in),
+                          "; ".join(reasons) + f", so this page uses the stand-in '{stand_in}'")
+    bench = load_bundle(data, missing=missing)
+    kind = "real" if key != "custom" else "custom"
+    return DataChoice(data, key, kind, bench, f"bundle '{data}'")

@@ -1,0 +1,108 @@
+"""Every chapter finishes, through papermill, on every shape of bundle a reader may bring.
+
+The shapes are generated here (not shipped): a tiny pool (8 models x 40 items, one
+subtask), a wide one (14 models x 5,000 items, 50 subtasks), one with confidences and
+target sets, one with empty cells loaded with a drop option, and one whose seen half is
+smaller than some of the profile's sizes. Each chapter gets ``-p data FOLDER`` and tiny
+run counts: the point is that no section crashes — sections the data cannot support
+show a note instead — not the numbers.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import nbformat
+import pandas as pd
+import pytest
+
+from helpers import random_benchmark
+from mbutils.bundle import load_bundle, save_bundle
+from mbutils.chapters import chapter_names, chapter_parameters, run_chapter
+
+TINY_RUN = {"runs": 1, "sizes": "5,10", "seed": 0}
+
+
+def _blank_cells(folder):
+    """Empty cells for two models in ``responses.csv``: the bundle loads only with a drop option."""
+    path = folder / "responses.csv"
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    table.iloc[1, 1:8] = ""
+    table.iloc[4, 11:13] = ""
+    table.to_csv(path, index=False)
+    return folder
+
+
+SHAPES = {
+    "tiny": lambda: random_benchmark(n_models=8, subtask_sizes=(40,), seed=1, name="tiny"),
+    "wide": lambda: random_benchmark(n_models=14, subtask_sizes=(100,) * 50, seed=2, name="wide"),
+    "confidence": lambda: random_benchmark(n_models=30, subtask_sizes=(60, 30, 30), seed=3, confidence=True,
+                                           name="confidence"),
+    "missing": lambda: random_benchmark(n_models=20, subtask_sizes=(50, 30), seed=4, name="missing"),
+    "small-seen": lambda: random_benchmark(n_models=24, subtask_sizes=(9, 7), seed=5, name="small-seen"),
+}
+# The shape whose seen half (4 + 3 = 7 items) is smaller than the sizes asked for.
+SIZES = {"small-seen": "5,10,25"}
+
+
+def shape_params(chapter: str, shape: str, folder: str) -> dict:
+    """``data`` = the bundle, tiny runs, and the drop option where the bundle has holes."""
+    known = chapter_parameters(chapter)
+    params = {"data": folder}
+    for key, value in {**TINY_RUN, "sizes": SIZES.get(shape, TINY_RUN["sizes"])}.items():
+        if key in known:
+            params[key] = value
+    if shape == "missing" and "missing" in known:
+        params["missing"] = "drop_models"
+    for key, value in {"source_runs": 1, "picture_k": 5, "per_subtask_count": 2}.items():
+        if key in known:
+            params[key] = value
+    return params
+
+
+SHAPE_CHAPTERS = [c for c in chapter_names() if "data" in chapter_parameters(c)]
+CASES = [(c, s) for c in SHAPE_CHAPTERS for s in SHAPES]
+
+
+@pytest.fixture(scope="session")
+def shape_runs(tmp_path_factory):
+    """(chapter, shape) -> executed notebook, or the exception; two chapters at a time."""
+    root = tmp_path_factory.mktemp("shapes")
+    folders = {s: save_bundle(make(), root / "bundles" / s) for s, make in SHAPES.items()}
+    folders = {s: str(_blank_cells(f) if s == "missing" else f) for s, f in folders.items()}
+    os.environ.update({"MBUTILS_JOBS": "1", "MBUTILS_PROFILE": "quick"})
+
+    def run(case):
+        chapter, shape = case
+        try:
+            html = run_chapter(chapter, shape_params(chapter, shape, folders[shape]), root / shape, timeout=600)
+            return nbformat.read(html.with_suffix(".ipynb"), as_version=4)
+        except Exception as err:  # reported by the test of this case
+            return err
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(CASES, pool.map(run, CASES)))
+
+
+def test_every_chapter_takes_a_data_parameter():
+    assert set(SHAPE_CHAPTERS) == set(chapter_names())
+
+
+def test_the_missing_shape_really_has_holes(tmp_path):
+    folder = _blank_cells(save_bundle(SHAPES["missing"](), tmp_path / "m"))
+    with pytest.raises(Exception, match="missing|empty"):
+        load_bundle(str(folder))
+    assert load_bundle(str(folder), missing="drop_models").n_models == 18
+
+
+@pytest.mark.parametrize("chapter,shape", CASES, ids=[f"{c}-{s}" for c, s in CASES])
+def test_chapter_finishes_on_shape(shape_runs, chapter, shape):
+    nb = shape_runs[(chapter, shape)]
+    if isinstance(nb, Exception):
+        raise nb
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors
+    stderr = [o["text"] for c in nb.cells for o in c.get("outputs", [])
+              if o.get("output_type") == "stream" and o.get("name") == "stderr"]
+    assert not stderr, f"{chapter} on {shape} wrote to stderr: {stderr[:2]}"
