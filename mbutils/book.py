@@ -924,23 +924,19 @@ def float_gap_bins(true_diff, n_items, bin_width: float = 0.5):
 
 
 def binning_comparison(results) -> "pd.DataFrame":  # noqa: F821
-    """Pairs whose bin differs between exact integer binning and float binning, per selector x size."""
+    """How many pairs float re-binning puts in another bin than exact integer binning (one experiment)."""
     import numpy as np
     import pandas as pd
 
     from .metrics import gap_bins, iter_groups
 
-    rows = []
-    for (selector, size), pairs in iter_groups(results):
-        exact = gap_bins(pairs.true_diff, pairs.n_items)
-        approx = float_gap_bins(pairs.true_diff, pairs.n_items)
-        differ = exact != approx
-        reachable_exact = np.unique(exact)
-        reachable_float = np.unique(approx)
-        rows.append({"selector": selector, "size": size, "pairs": differ.size, "pairs binned differently": int(differ.sum()),
-                     "bins seen (exact)": len(reachable_exact), "bins seen (float)": len(reachable_float)})
-        break  # the true gaps are the same for every selector and size of an experiment
-    return pd.DataFrame(rows).drop(columns=["selector", "size"])
+    # The true gaps are the same for every selector and size of an experiment: one group tells.
+    _, pairs = next(iter_groups(results))
+    exact = gap_bins(pairs.true_diff, pairs.n_items)
+    approx = float_gap_bins(pairs.true_diff, pairs.n_items)
+    return pd.DataFrame([{"pairs": exact.size, "pairs binned differently": int((exact != approx).sum()),
+                          "bins seen (exact)": len(np.unique(exact)), "bins seen (float)": len(np.unique(approx))}])
+
 
 
 def mdad_variants(results, threshold: float = 0.8) -> "pd.DataFrame":  # noqa: F821
@@ -979,12 +975,11 @@ def build_fingerprint() -> str:
     on beyond the notebook's own source (so editing mbutils re-executes the pages)."""
     from . import __version__
 
+    from .fingerprint import book_fingerprint
+
     h = hashlib.sha256()
-    for part in (profile_name(), os.environ.get("MBUTILS_DATA", ""), __version__):
+    for part in (profile_name(), os.environ.get("MBUTILS_DATA", ""), __version__, book_fingerprint()):
         h.update(part.encode() + b"\x1f")
-    package = Path(__file__).resolve().parent
-    for source in sorted(package.rglob("*.py")):
-        h.update(str(source.relative_to(package)).encode() + b"\x1f" + source.read_bytes())
     return f"{profile_name()}-{h.hexdigest()[:12]}"
 
 

@@ -18,6 +18,7 @@ from . import __version__
 from .bundle import Benchmark
 from .cache import atomic_write, cache_dir, content_key, locked, read_table
 from .errors import ProtocolError
+from .fingerprint import code_fingerprint
 from .protocol import Protocol, Run, check_protocol, draw_run, rng_for
 from .selectors import make_selector
 from .selectors.base import SourceData
@@ -50,7 +51,8 @@ def check_sizes(benchmark: Benchmark, sizes: Sequence[int]) -> list[int]:
 
 def cache_path(benchmark: Benchmark, protocol: Protocol, sizes: list[int], name: str):
     params = make_selector(name).get_params()
-    key = content_key("results", __version__, benchmark.content_hash, protocol.as_dict(), sizes, name, params)
+    key = content_key("results", __version__, code_fingerprint(), benchmark.content_hash, protocol.as_dict(), sizes,
+                      name, params)
     return cache_dir() / "results" / f"{benchmark.name}-{name}-{key}.parquet"
 
 

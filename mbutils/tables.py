@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 
 import pandas as pd
@@ -22,9 +24,10 @@ def render(table: pd.DataFrame, fmt: str = "csv") -> str:
     """CSV or a GitHub-style Markdown table; NaN in MDAD columns reads 'not reached'."""
     cells = [[_cell(v, c) for c, v in zip(table.columns, row)] for row in table.itertuples(index=False)]
     header = list(map(str, table.columns))
-    if fmt == "csv":
-        quote = lambda s: f'"{s}"' if ("," in s or '"' in s) else s  # noqa: E731
-        return "\n".join(",".join(map(quote, r)) for r in [header, *cells]) + "\n"
+    if fmt == "csv":  # the csv module quotes commas, quotes and line breaks inside names
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows([header, *cells])
+        return out.getvalue()
     if fmt == "markdown":
         widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)]
         line = lambda r: "| " + " | ".join(s.ljust(w) for s, w in zip(r, widths)) + " |"  # noqa: E731

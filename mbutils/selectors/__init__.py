@@ -1,6 +1,6 @@
 """Micro-benchmark selectors by name.
 
-``make_selector("random")`` returns a fresh selector; :data:`SELECTOR_NAMES` lists every
+``make_selector("random")`` returns a fresh selector; :func:`selector_names` lists every
 name the command line accepts. Each family lives in its own module and registers its
 names here.
 """

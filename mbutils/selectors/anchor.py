@@ -1,4 +1,4 @@
-"""Anchor Points (PAPER.md, "Anchor Points"): k-medoids on item-item correlation.
+"""Anchor Points (Vivek et al., 2024, as used by Yauney et al., 2025): k-medoids on item-item correlation.
 
 Items whose source confidences rise and fall together are interchangeable for ranking
 models, so one medoid per cluster stands for the cluster, weighted by its size.

@@ -1,4 +1,4 @@
-"""Stratified sampling by confidence (PAPER.md, "Stratified sampling by confidence").
+"""Stratified sampling by confidence (Yauney et al., 2025, "stratified sampling by confidence").
 
 Each seen item gets a proxy for its easiness, the mean over sources of the probability
 of the gold answer. The proxy is cut into strata by exact 1-D k-means, ``k`` items are

@@ -1,4 +1,4 @@
-"""Diversity: a projection DPP over the items' confidence profiles (PAPER.md, "Diversity (DPP)").
+"""Diversity: a projection DPP over the items' confidence profiles (Yauney et al., 2025, section "Diversity").
 
 Each seen item is a point whose coordinates are the sources' confidences on it (0/1
 correctness when the bundle has none). Once per run (:meth:`Diversity.prepare`):
