@@ -826,6 +826,8 @@ def benchmark_facts(setting: Setting, res, mdad, summary) -> dict[str, str]:
     return {
         "data": f"{setting.data.name} ({setting.data.kind})",
         "settings": setting.settings_text(),
+        "protocol": (f"{setting.protocol.n_sources} sources and {setting.protocol.n_targets} targets per run"
+                     + (", fitted to its pool" if setting.pool_fitted else "")),
         "k": str(k),
         "tau_random": f"{row['tau']:.2f}",
         "error_random": f"{row['error']:.1f} points",
