@@ -59,6 +59,8 @@ def params_for(chapter: str, variant: str) -> dict:
         return {**SMALL, "data": d, "per_subtask_data": "synthetic-bbh", "per_subtask_count": 2}
     if chapter == "differences":
         return {**SMALL, "data": d, "confidence_data": "synthetic-gpqa"}
+    if chapter == "replication":
+        return {**SMALL, "data": d}
     raise AssertionError(f"no small parameters for chapter {chapter!r}; add them here")
 
 
