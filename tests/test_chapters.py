@@ -35,7 +35,9 @@ def params_for(chapter: str, variant: str) -> dict:
     if chapter == "data":
         return {"data": d if variant == "synthetic" else "gpqa,bbh,mmlu-pro,mmlu-pro-tiger-lab"}
     if chapter == "synthetic":
-        return {"reference": "gpqa", "stand_in": "synthetic-gpqa", "others": "synthetic-bbh"}
+        if variant == "synthetic":  # a missing real bundle is noted and skipped
+            return {"pairs": "no-such-bundle:synthetic-bbh,gpqa:synthetic-gpqa", "others": "synthetic-bbh", "runs": 3}
+        return {"pairs": "gpqa:synthetic-gpqa,bbh-leaderboard:synthetic-bbh", "others": "", "runs": 3}
     if chapter == "measures":
         return {**SMALL, "data": d, "fig1_data": d}
     if chapter == "sel_random":  # random sampling is cheap: add a benchmark with subtasks
