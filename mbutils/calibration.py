@@ -43,14 +43,21 @@ MDAD_SIZES = (25, 100)
 _PERCENTILES = np.linspace(0.01, 0.99, 99)
 
 
-def parse_pairs(text) -> list[tuple[str, str]]:
-    """'gpqa:synthetic-gpqa,bbh-leaderboard:synthetic-bbh' -> [(real, stand-in), ...]."""
+def parse_pairs(text) -> list[tuple[str, str | None]]:
+    """'gpqa:synthetic-gpqa,bbh-leaderboard' -> [(real, stand-in), ...].
+
+    A bundle given alone is paired with the stand-in of the benchmark it stands for
+    (``bbh-leaderboard`` -> ``synthetic-bbh``), or with None when it stands for none.
+    """
+    from .datasets import CATALOGUE, benchmark_key
+
     pairs = []
     for item in filter(None, (part.strip() for part in str(text or "").split(","))):
-        real, sep, synth = item.partition(":")
-        if not sep or not real.strip() or not synth.strip():
-            raise BundleError(f"pairs: expected REAL_BUNDLE:STAND_IN, got {item!r}")
-        pairs.append((real.strip(), synth.strip()))
+        real, sep, synth = (x.strip() for x in item.partition(":"))
+        if not real or (sep and not synth):
+            raise BundleError(f"data: expected REAL_BUNDLE or REAL_BUNDLE:STAND_IN, got {item!r}")
+        key = benchmark_key(real)
+        pairs.append((real, synth or (CATALOGUE[key].stand_in if key in CATALOGUE else None)))
     return pairs
 
 
@@ -98,12 +105,11 @@ def reliability(real, synthetic, seed: int = 0) -> dict[str, float]:
 
 
 def pool_protocol(n_models: int, n_runs: int = 20, seed: int = 0):
-    """The small-pool protocol: targets = min(50, n // 3), sources = min(300, n - targets)."""
-    from .protocol import Protocol
+    """The protocol both sides of a comparison run: the real pool's, by the book's one rule."""
+    from .protocol import Protocol, fit_to_pool
 
-    targets = max(2, min(50, int(n_models) // 3))
-    return Protocol(n_sources=max(1, min(300, int(n_models) - targets)), n_targets=targets,
-                    n_runs=int(n_runs), seed=int(seed))
+    sources, targets = fit_to_pool(n_models)
+    return Protocol(n_sources=sources, n_targets=targets, n_runs=int(n_runs), seed=int(seed))
 
 
 def random_mdad(benchmark: Benchmark, protocol, sizes=MDAD_SIZES, threshold: float = 0.8,

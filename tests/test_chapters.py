@@ -36,8 +36,8 @@ def params_for(chapter: str, variant: str) -> dict:
         return {"data": d if variant == "synthetic" else "gpqa,bbh,mmlu-pro,mmlu-pro-tiger-lab"}
     if chapter == "synthetic":
         if variant == "synthetic":  # a missing real bundle is noted and skipped
-            return {"pairs": "no-such-bundle:synthetic-bbh,gpqa:synthetic-gpqa", "others": "synthetic-bbh", "runs": 3}
-        return {"pairs": "gpqa:synthetic-gpqa,bbh-leaderboard:synthetic-bbh", "others": "", "runs": 3}
+            return {"data": "no-such-bundle:synthetic-bbh,gpqa:synthetic-gpqa", "others": "synthetic-bbh", "runs": 3}
+        return {"data": "gpqa:synthetic-gpqa,bbh-leaderboard:synthetic-bbh", "others": "", "runs": 3}
     if chapter == "measures":
         return {**SMALL, "data": d, "fig1_data": d}
     if chapter == "sel_random":  # random sampling is cheap: add a benchmark with subtasks

@@ -387,5 +387,7 @@ def test_parse_pairs():
 
     assert parse_pairs(" gpqa:synthetic-gpqa, bbh-leaderboard:synthetic-bbh,") == [
         ("gpqa", "synthetic-gpqa"), ("bbh-leaderboard", "synthetic-bbh")]
+    assert parse_pairs("gpqa,mmlu-pro-leaderboard,mine") == [
+        ("gpqa", "synthetic-gpqa"), ("mmlu-pro-leaderboard", "synthetic-mmlu-pro"), ("mine", None)]
     with pytest.raises(BundleError, match="REAL_BUNDLE:STAND_IN"):
-        parse_pairs("gpqa")
+        parse_pairs("gpqa:")
