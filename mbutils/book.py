@@ -502,8 +502,9 @@ def pick(selector_name: str, source, k: int, seed: int = 0, run: int = 0):
     from .selectors import make_selector
 
     selector = make_selector(selector_name)
-    prepared = selector.prepare(source, rng_for(seed, run, "prepare", selector_name))
-    return selector, prepared, selector.select(prepared, k, rng_for(seed, run, "select", selector_name, k))
+    stream = selector.shared_key() or selector_name  # as the experiment: siblings share their draws
+    prepared = selector.prepare(source, rng_for(seed, run, "prepare", stream))
+    return selector, prepared, selector.select(prepared, k, rng_for(seed, run, "select", stream, k))
 
 
 # ------------------------------------------------------------- tables for chapters
