@@ -54,7 +54,7 @@ def main(names: list[str]) -> None:
         for name in names or ["foundation"]:
             for label, data, selectors, sizes, extra in SUITES[name]:
                 # Warm the synthetic cache so generation is not counted as experiment time.
-                measure([PY, "-c", f"from mbutils.bundle import load_bundle; load_bundle({data!r})"], env)
+                measure([PY, "-c", f"from mbutils.datasets import load_bundle; load_bundle({data!r})"], env)
                 out = str(Path(tmp) / "r.parquet")
                 exp = measure([PY, "-m", "mbutils", "experiment", "--data", data, "--selectors", selectors,
                                "--sizes", sizes, "--runs", "50", "--sources", "300", "--targets", "50",

@@ -28,7 +28,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .bundle import Benchmark
+from .benchmark import Benchmark
 from .errors import ProtocolError
 from .metrics import gap_bins, iter_groups, mdad_table, agreement_curve, summary_table
 from .protocol import rng_for

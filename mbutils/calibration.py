@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from .bundle import Benchmark
+from .benchmark import Benchmark
 from .errors import BundleError
 from .synthetic import SYNTHETIC_SPECS, BenchmarkSpec, ks_distance, pairwise_differences, simulate, split_half_reliability
 

@@ -63,7 +63,7 @@ def _write_table(table: pd.DataFrame, out: str) -> None:
 
 
 def cmd_experiment(args) -> int:
-    from .bundle import load_bundle
+    from .datasets import load_bundle
     from .experiment import run_experiment
     from .protocol import Protocol
 
@@ -200,7 +200,7 @@ def _protocol_from(args):
 
 
 def cmd_plan(args) -> int:
-    from .bundle import load_bundle
+    from .datasets import load_bundle
     from .planning import cached_results, format_plan, plan_table
 
     bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
@@ -220,7 +220,7 @@ def cmd_plan(args) -> int:
 
 def cmd_audit(args) -> int:
     from .audit import audit, format_audit, read_items, read_weights
-    from .bundle import load_bundle
+    from .datasets import load_bundle
 
     if args.out:
         _check_out(args.out)

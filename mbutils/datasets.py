@@ -1,49 +1,19 @@
 """The benchmarks the book knows, and how a name becomes a bundle (real first, else a stand-in).
 
-One registry, :data:`CATALOGUE`, holds every benchmark fact the package uses — title,
-the real bundle names to look for on the data path, the synthetic stand-in, and the
-shape the paper reports (Yauney et al., 2025, table of data sets) — so no such fact is
-typed twice. :func:`resolve_data` turns a chapter's ``data`` value into a
-:class:`DataChoice`: the bundle plus a plain reason that the page prints.
+The registry of benchmark facts is :data:`mbutils.catalogue.CATALOGUE`. Here,
+:func:`load_bundle` loads any name — a folder, a bundle on the search path, or a
+simulated ``synthetic-*`` stand-in — and :func:`resolve_data` turns a chapter's ``data``
+value into a :class:`DataChoice`: the bundle plus a plain reason that the page prints.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .catalogue import (BENCHMARK_TITLES, BENCHMARKS, CATALOGUE, GPQA_SIZES, PAPER_SIZES,  # noqa: F401
+                        SYNTHETIC_PREFIX, BenchmarkInfo)
 from .errors import MbutilsError
 
-
-@dataclass(frozen=True)
-class BenchmarkInfo:
-    """What the book knows of one of the paper's benchmarks."""
-
-    key: str
-    title: str
-    real_names: tuple[str, ...]   # bundles on the data path that hold real results, preferred first
-    paper_models: int             # models in the paper's pool
-    paper_items: int
-    paper_seen: int               # items in the seen half
-    paper_subtasks: int
-    sizes: tuple[int, ...]        # the paper's micro-benchmark sizes
-
-    @property
-    def stand_in(self) -> str:
-        return f"synthetic-{self.key}"
-
-
-PAPER_SIZES = (10, 25, 50, 100, 250, 500, 1000)
-GPQA_SIZES = (10, 25, 50, 100, 200)
-
-CATALOGUE: dict[str, BenchmarkInfo] = {
-    "gpqa": BenchmarkInfo("gpqa", "GPQA", ("gpqa",), 420, 448, 224, 1, GPQA_SIZES),
-    "bbh": BenchmarkInfo("bbh", "BBH", ("bbh", "bbh-leaderboard"), 409, 5761, 2880, 24, PAPER_SIZES),
-    "mmlu-pro": BenchmarkInfo("mmlu-pro", "MMLU-Pro", ("mmlu-pro", "mmlu-pro-leaderboard", "mmlu-pro-tiger-lab"),
-                              447, 12032, 6012, 14, PAPER_SIZES),
-    "mmlu": BenchmarkInfo("mmlu", "MMLU", ("mmlu", "mmlu-leaderboard"), 366, 10631, 5306, 48, PAPER_SIZES),
-}
-BENCHMARKS = tuple(CATALOGUE)
-BENCHMARK_TITLES = {**{k: b.title for k, b in CATALOGUE.items()}, "custom": "custom data"}
 
 #: The smallest pool the protocol can run on: 2 targets (one pair) and at least 1 source.
 MIN_MODELS = 3
@@ -80,6 +50,22 @@ class DataChoice:
                 f"{len(b.subtask_names)} subtask(s), {conf} confidences")
 
 
+def load_bundle(name_or_dir, *, missing: str = "error"):
+    """A bundle by folder or name, or a simulated stand-in for a ``synthetic-*`` name no folder has."""
+    from .bundle import find_bundle
+    from .bundle import load_bundle as load_folder
+
+    name = str(name_or_dir)
+    if name.startswith(SYNTHETIC_PREFIX):
+        try:
+            find_bundle(name_or_dir)
+        except MbutilsError:
+            from .synthetic import make_synthetic
+
+            return make_synthetic(name)
+    return load_folder(name_or_dir, missing=missing)
+
+
 def benchmark_key(name: str) -> str:
     """Which of the paper's benchmarks a bundle name stands for (``custom`` if none)."""
     base = str(name).removeprefix("synthetic-")
@@ -91,7 +77,7 @@ def benchmark_key(name: str) -> str:
 
 def _real_candidates(key: str, *, min_models: int, need_set: str | None):
     """Yield (name, bundle or None, why it was passed over) for the real bundles of ``key``."""
-    from .bundle import find_bundle, load_bundle
+    from .bundle import find_bundle
 
     for real in CATALOGUE[key].real_names:
         try:
@@ -117,8 +103,6 @@ def resolve_data(data: str, *, min_models: int = MIN_MODELS, missing: str = "err
     for), else the synthetic stand-in"; ``synthetic-*`` is always simulated; anything else
     is a bundle name or folder (``missing``: ``error``, ``drop_models`` or ``drop_items``).
     """
-    from .bundle import load_bundle
-
     data = str(data).strip()
     key = benchmark_key(data)
     if data.startswith("synthetic-"):

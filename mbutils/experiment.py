@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from .bundle import Benchmark
+from .benchmark import Benchmark
 from .cache import atomic_write, cache_dir, content_key, locked, read_table
 from .errors import ProtocolError
 from .fingerprint import code_fingerprint

@@ -67,7 +67,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import softmax
 
-from .bundle import Benchmark
+from .benchmark import Benchmark
 from .errors import BundleError
 
 SAMPLES_RE = re.compile(

@@ -35,7 +35,7 @@ import pandas as pd
 from scipy.special import gammaln
 from scipy.stats import hypergeom, norm
 
-from .bundle import Benchmark
+from .benchmark import Benchmark
 from .errors import ProtocolError
 from .metrics import TIE_RULES, first_crossing, gap_bins, mdad_bin, mdad_table
 from .protocol import Protocol, draw_run, rng_for, split_items

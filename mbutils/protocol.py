@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bundle import Benchmark
+from .benchmark import Benchmark
 from .errors import ProtocolError
 
 

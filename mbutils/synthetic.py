@@ -100,7 +100,7 @@ import pandas as pd
 from scipy import special
 from scipy.stats import skewnorm
 
-from .bundle import Benchmark
+from .benchmark import Benchmark
 from .cache import atomic_write, cache_dir, content_key
 from .errors import BundleError
 

@@ -7,7 +7,7 @@ import pytest
 from conftest import real_bundle
 from helpers import random_benchmark
 from mbutils.audit import MICRO, RANDOM, audit, format_audit, read_items, read_weights, resolve_items
-from mbutils.bundle import load_bundle
+from mbutils.datasets import load_bundle
 from mbutils.errors import ProtocolError
 from mbutils.metrics import RESULT_COLUMNS, mdad_table, pair_agreement
 

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import mbutils.bundle as bundle_mod
+import mbutils.bundle.read as bundle_mod
+import mbutils.bundle.write as write_mod
 from mbutils.bundle import (
     Benchmark,
     Problem,
@@ -536,7 +537,7 @@ def test_a_failed_save_leaves_nothing_behind(tmp_path, monkeypatch):
     def broken(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(bundle_mod.json, "dump", broken)  # target_sets.json is written last
+    monkeypatch.setattr(write_mod.json, "dump", broken)  # target_sets.json is written last
     with pytest.raises(OSError, match="disk full"):
         save_bundle(rich_benchmark(), tmp_path / "new")
     assert list(tmp_path.iterdir()) == []
@@ -545,7 +546,7 @@ def test_a_failed_save_leaves_nothing_behind(tmp_path, monkeypatch):
 def test_a_failed_overwrite_keeps_the_old_bundle(tmp_path, monkeypatch):
     target = save_bundle(rich_benchmark(), tmp_path / "old")
     before = {p.name: p.read_bytes() for p in target.iterdir()}
-    monkeypatch.setattr(bundle_mod.json, "dump", lambda *a, **k: (_ for _ in ()).throw(OSError("disk full")))
+    monkeypatch.setattr(write_mod.json, "dump", lambda *a, **k: (_ for _ in ()).throw(OSError("disk full")))
     small = Benchmark(name="x", correct=[[1, 0]], models=["a"], items=["i", "j"], subtasks=["s", "s"],
                       target_sets={"t": ["a"]})
     with pytest.raises(OSError):
@@ -622,9 +623,13 @@ def test_synthetic_names_are_generated_unless_a_folder_has_that_name(tmp_path, m
     monkeypatch.setitem(sys.modules, "mbutils.synthetic", fake)
     monkeypatch.setattr(bundle_mod, "REPO_DATA", tmp_path / "repo-data")
     monkeypatch.setenv("MBUTILS_DATA", str(tmp_path))
-    assert load_bundle("synthetic-gpqa").name == "synthetic-gpqa" and calls == ["synthetic-gpqa"]
+    from mbutils.datasets import load_bundle as load_any
+
+    assert load_any("synthetic-gpqa").name == "synthetic-gpqa" and calls == ["synthetic-gpqa"]
     make(tmp_path, name="synthetic-bbh")
-    assert load_bundle("synthetic-bbh").origin == str((tmp_path / "synthetic-bbh").resolve())
+    assert load_any("synthetic-bbh").origin == str((tmp_path / "synthetic-bbh").resolve())
     assert calls == ["synthetic-gpqa"]
     with pytest.raises(BundleError, match="no bundle named 'gpqa-synthetic'"):
-        load_bundle("gpqa-synthetic")
+        load_any("gpqa-synthetic")
+    with pytest.raises(BundleError, match="no bundle named 'synthetic-mmlu'"):
+        load_bundle("synthetic-mmlu")  # the folder reader never simulates: that is the catalogue's job

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import real_bundle
 from helpers import random_benchmark
-from mbutils.bundle import load_bundle
+from mbutils.datasets import load_bundle
 from mbutils.errors import ProtocolError
 from mbutils.experiment import run_experiment
 from mbutils.metrics import agreement_curve, mdad_table

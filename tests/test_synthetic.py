@@ -20,7 +20,7 @@ from mbutils.synthetic import (
     simulate,
 )
 
-from mbutils.bundle import load_bundle
+from mbutils.datasets import load_bundle
 from mbutils.calibration import CALIBRATION_PAIRS, ks_statistics, pool_protocol, pooled_pvalues, reliability
 
 from conftest import real_bundle

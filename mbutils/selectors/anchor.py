@@ -14,7 +14,6 @@ import kmedoids
 import numpy as np
 
 from ..errors import SelectorError
-from . import register
 from .base import MicroBenchmark, Selector, SourceData
 
 DTYPES = ("float64", "float32")
@@ -151,5 +150,8 @@ class AnchorPointsBinary(AnchorPoints):
     reads = "correct"
 
 
-register("anchor_points", AnchorPoints)
-register("anchor_points_binary", AnchorPointsBinary)
+#: The names this family offers (read by :mod:`mbutils.selectors`, in this order).
+SELECTORS = {
+    "anchor_points": AnchorPoints,
+    "anchor_points_binary": AnchorPointsBinary,
+}

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SelectorError
-from . import register
 from .base import MicroBenchmark, Selector, SourceData
 
 ESTIMATORS = ("ht", "hajek")
@@ -218,4 +217,7 @@ class ConfidenceStratified(Selector):
         return MicroBenchmark(items=items, weights=weights, reads="correct")
 
 
-register("confidence_stratified", ConfidenceStratified)
+#: The names this family offers (read by :mod:`mbutils.selectors`, in this order).
+SELECTORS = {
+    "confidence_stratified": ConfidenceStratified,
+}

@@ -70,7 +70,6 @@ import scipy.linalg
 
 from ..dpp import inclusion_probabilities, sample_projection_dpp
 from ..errors import SelectorError
-from . import register
 from .base import MicroBenchmark, Selector, SourceData
 
 ORDERS = ("max", "total")
@@ -355,5 +354,8 @@ class DiversityWeighted(Diversity):
         return weights / weights.sum() if self.normalize else weights
 
 
-register("diversity", Diversity)
-register("diversity_weighted", DiversityWeighted)
+#: The names this family offers (read by :mod:`mbutils.selectors`, in this order).
+SELECTORS = {
+    "diversity": Diversity,
+    "diversity_weighted": DiversityWeighted,
+}

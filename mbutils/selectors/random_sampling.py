@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import register
 from .base import MicroBenchmark, Selector, SourceData
 
 
@@ -104,8 +103,11 @@ class SubtaskProportionalSelector(Selector):
         return MicroBenchmark(items, _subtask_weights(items, subtasks, self.weighted))
 
 
-register("random", RandomSelector)
-register("subtask_equal", SubtaskEqualSelector)
-register("subtask_equal_weighted", lambda: SubtaskEqualSelector(weighted=True))
-register("subtask_proportional", SubtaskProportionalSelector)
-register("subtask_proportional_weighted", lambda: SubtaskProportionalSelector(weighted=True))
+#: The names this family offers (read by :mod:`mbutils.selectors`, in this order).
+SELECTORS = {
+    "random": RandomSelector,
+    "subtask_equal": SubtaskEqualSelector,
+    "subtask_equal_weighted": lambda: SubtaskEqualSelector(weighted=True),
+    "subtask_proportional": SubtaskProportionalSelector,
+    "subtask_proportional_weighted": lambda: SubtaskProportionalSelector(weighted=True),
+}

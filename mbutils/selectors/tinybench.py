@@ -63,7 +63,6 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..errors import SelectorError
 from ..irt import IRTError, IRTModel, map_abilities, sigmoid, single_threaded
-from . import register
 from .base import MicroBenchmark, Selector, SourceData
 
 __all__ = [
@@ -382,7 +381,10 @@ class TinyBenchmarksGPIRT(TinyBenchmarksIRT):
         return gp_lambda(bias, variance, k, self.variance_factor)
 
 
-register("tinybenchmarks", TinyBenchmarks)
-register("tinybenchmarks_irt", TinyBenchmarksIRT)
-register("tinybenchmarks_pirt", TinyBenchmarksPIRT)
-register("tinybenchmarks_gpirt", TinyBenchmarksGPIRT)
+#: The names this family offers (read by :mod:`mbutils.selectors`, in this order).
+SELECTORS = {
+    "tinybenchmarks": TinyBenchmarks,
+    "tinybenchmarks_irt": TinyBenchmarksIRT,
+    "tinybenchmarks_pirt": TinyBenchmarksPIRT,
+    "tinybenchmarks_gpirt": TinyBenchmarksGPIRT,
+}

@@ -1,22 +1,21 @@
-"""Benchmark bundles: the in-memory :class:`Benchmark` and the folder format on disk.
+"""Reading bundles: find a folder, read and validate it, load it as a Benchmark.
 
 A bundle folder holds ``responses.csv`` (models x items, 0/1, empty = missing),
 ``items.csv`` (``item,subtask`` + optional columns), and optionally
 ``confidence.csv``, ``models.csv`` and ``target_sets.json`` (see data/README.md).
+Reading and the problem report are one pass (a :class:`Problem` names file, row and
+column); writing lives in :mod:`mbutils.bundle.write`.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import os
-import secrets
-import shutil
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
@@ -24,148 +23,18 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .errors import BundleError
+from ..benchmark import Benchmark
+from ..catalogue import STAND_INS
+from ..errors import BundleError
+from .format import CONFIDENCE, ITEMS, MISSING_POLICIES, MODELS, RESPONSES, TARGET_SETS
 
-
-@dataclass(frozen=True, eq=False)
-class Benchmark:
-    """A complete models x items 0/1 matrix with names, subtasks and optional confidences.
-
-    Instances are always complete and valid: missing cells are resolved by the loader
-    (error or explicit drop), so every algorithm downstream can rely on dense arrays.
-    """
-
-    name: str
-    correct: np.ndarray
-    models: np.ndarray
-    items: np.ndarray
-    subtasks: np.ndarray
-    confidence: np.ndarray | None = None
-    item_info: pd.DataFrame | None = None
-    model_info: pd.DataFrame | None = None
-    target_sets: dict[str, list[str]] = field(default_factory=dict)
-    origin: str = ""
-
-    def __post_init__(self) -> None:
-        correct = np.asarray(self.correct)
-        if correct.ndim != 2:
-            raise BundleError(f"{self.name}: correctness must be a 2-D models x items matrix")
-        if not np.isin(correct, (0, 1)).all():
-            raise BundleError(f"{self.name}: correctness values must be 0 or 1")
-        object.__setattr__(self, "correct", np.ascontiguousarray(correct, dtype=np.int8))
-        n_models, n_items = correct.shape
-        models = np.asarray(self.models, dtype=object)
-        items = np.asarray(self.items, dtype=object)
-        subtasks = np.asarray(self.subtasks, dtype=object)
-        if models.shape != (n_models,):
-            raise BundleError(f"{self.name}: {len(models)} model names for {n_models} rows")
-        if items.shape != (n_items,) or subtasks.shape != (n_items,):
-            raise BundleError(
-                f"{self.name}: {len(items)} item names and {len(subtasks)} subtasks "
-                f"for {n_items} columns"
-            )
-        for label, names in (("model", models), ("item", items), ("subtask", subtasks)):
-            bad = [str(n) for n in names if any(ord(c) < 32 or c == "\x7f" for c in str(n))]
-            if bad:
-                raise BundleError(
-                    f"{self.name}: {label} names must not contain line breaks or control characters: "
-                    f"{', '.join(map(repr, bad[:5]))}"
-                )
-        for label, names in (("model", models), ("item", items)):
-            uniq, counts = np.unique(names.astype(str), return_counts=True)
-            if (counts > 1).any():
-                raise BundleError(f"{self.name}: duplicate {label} names: {', '.join(uniq[counts > 1][:5])}")
-        object.__setattr__(self, "models", models)
-        object.__setattr__(self, "items", items)
-        object.__setattr__(self, "subtasks", subtasks)
-        if self.confidence is not None:
-            conf = np.ascontiguousarray(self.confidence, dtype=np.float64)
-            if conf.shape != correct.shape:
-                raise BundleError(
-                    f"{self.name}: confidence has shape {conf.shape}, responses {correct.shape}"
-                )
-            if not (np.isfinite(conf).all() and (conf >= 0).all() and (conf <= 1).all()):
-                raise BundleError(f"{self.name}: confidences must lie in [0, 1]")
-            object.__setattr__(self, "confidence", conf)
-        unknown = {m for names in self.target_sets.values() for m in names} - set(models)
-        if unknown:
-            raise BundleError(
-                f"{self.name}: target sets name models not in the bundle: {', '.join(sorted(unknown)[:5])}"
-            )
-
-    @property
-    def n_models(self) -> int:
-        return self.correct.shape[0]
-
-    @property
-    def n_items(self) -> int:
-        return self.correct.shape[1]
-
-    @cached_property
-    def subtask_names(self) -> np.ndarray:
-        """Subtask names in order of first appearance (the order of items.csv)."""
-        _, first = np.unique(self.subtasks.astype(str), return_index=True)
-        return self.subtasks[np.sort(first)]
-
-    @cached_property
-    def subtask_codes(self) -> np.ndarray:
-        """Integer code per item indexing :attr:`subtask_names`."""
-        lookup = {name: code for code, name in enumerate(self.subtask_names)}
-        return np.fromiter((lookup[s] for s in self.subtasks), dtype=np.int64, count=self.n_items)
-
-    @cached_property
-    def accuracy(self) -> np.ndarray:
-        """Full-benchmark accuracy per model (fraction, not points)."""
-        return self.correct.mean(axis=1)
-
-    @property
-    def has_confidence(self) -> bool:
-        return self.confidence is not None
-
-    @cached_property
-    def content_hash(self) -> str:
-        """Hash of everything a result depends on, for the content-addressed cache."""
-        h = hashlib.sha256()
-        h.update(self.correct.tobytes())
-        h.update(str(self.correct.shape).encode())
-        if self.confidence is not None:
-            h.update(self.confidence.tobytes())
-        for names in (self.models, self.items, self.subtasks):
-            h.update("\x1f".join(map(str, names)).encode())
-        for key in sorted(self.target_sets):
-            h.update(("\x1e" + key + "\x1f" + "\x1f".join(self.target_sets[key])).encode())
-        return h.hexdigest()[:20]
-
-    def model_index(self, names) -> np.ndarray:
-        """Row indices of the named models, in the order given."""
-        lookup = {m: i for i, m in enumerate(self.models)}
-        missing = [m for m in names if m not in lookup]
-        if missing:
-            raise BundleError(f"{self.name}: models not in the bundle: {', '.join(missing[:5])}")
-        return np.array([lookup[m] for m in names], dtype=np.int64)
-
-    def __repr__(self) -> str:
-        conf = ", with confidences" if self.has_confidence else ""
-        return (
-            f"Benchmark({self.name!r}: {self.n_models} models x {self.n_items} items, "
-            f"{len(self.subtask_names)} subtasks{conf})"
-        )
+REPO_DATA = Path(__file__).resolve().parents[2] / "data"  # the source checkout's data/ (absent when installed)
 
 
 # ---------------------------------------------------------------------------
 # The folder format: find, validate, load, save
 # ---------------------------------------------------------------------------
 
-RESPONSES = "responses.csv"
-ITEMS = "items.csv"
-CONFIDENCE = "confidence.csv"
-MODELS = "models.csv"
-TARGET_SETS = "target_sets.json"
-
-MISSING_POLICIES = ("error", "drop_models", "drop_items")
-SYNTHETIC_PREFIX = "synthetic-"
-SYNTHETIC_NAMES = ("synthetic-gpqa", "synthetic-bbh", "synthetic-mmlu-pro", "synthetic-mmlu")
-REPO_DATA = Path(__file__).resolve().parents[1] / "data"
 MAX_LISTED = 10  # instances listed per kind of problem before "... and N more"
 
 _MISSING, _BAD = -1, -2  # codes next to 0/1 in the parsed responses matrix
@@ -275,7 +144,7 @@ def find_bundle(name_or_dir: str | Path) -> Path:
         what = (f"no bundle named {name!r}: looked for {name}/{RESPONSES} "
                 f"in MBUTILS_DATA {env_roots} and in {roots[-1]}")
     raise BundleError(
-        f"{what}. Bundles available: {available}. Synthetic stand-ins: {', '.join(SYNTHETIC_NAMES)}. "
+        f"{what}. Bundles available: {available}. Synthetic stand-ins: {', '.join(STAND_INS)}. "
         "Give a bundle name, a folder path, or set MBUTILS_DATA to the folder that holds your bundles."
     )
 
@@ -802,32 +671,16 @@ def validate_bundle(name_or_dir: str | Path) -> list[Problem]:
     return _read_bundle(find_bundle(name_or_dir))[1]
 
 
-def _synthetic(name: str) -> Benchmark:
-    try:
-        from .synthetic import make_synthetic
-    except ModuleNotFoundError as err:
-        if err.name != f"{__package__}.synthetic":
-            raise
-        raise BundleError(
-            f"no bundle named {name!r}, and synthetic bundles are not available in this installation"
-        ) from None
-    return make_synthetic(name)
-
-
 def load_bundle(name_or_dir: str | Path, *, missing: str = "error") -> Benchmark:
     """Load a bundle as a complete :class:`Benchmark`; ``missing`` says how to resolve empty cells.
 
     ``missing``: ``"error"`` (refuse, naming the incomplete models), ``"drop_models"`` or
-    ``"drop_items"``. Names starting with ``synthetic-`` that match no folder are generated.
+    ``"drop_items"``. Simulated bundles (``synthetic-*``) are generated by
+    :func:`mbutils.datasets.load_bundle`, which also accepts everything this accepts.
     """
     if missing not in MISSING_POLICIES:
         raise BundleError(f"missing must be one of {', '.join(map(repr, MISSING_POLICIES))}, not {missing!r}")
-    try:
-        folder = find_bundle(name_or_dir)
-    except BundleError:
-        if isinstance(name_or_dir, str) and name_or_dir.startswith(SYNTHETIC_PREFIX):
-            return _synthetic(name_or_dir)
-        raise
+    folder = find_bundle(name_or_dir)
     parsed, problems = _read_bundle(folder)
     errors = [p for p in problems if p.severity == "error"]
     if parsed is None or errors:
@@ -877,121 +730,3 @@ def _keep(resp: _Responses, missing: str, folder: Path) -> tuple[np.ndarray, np.
         raise BundleError(f"bundle '{folder.name}': missing={missing!r} leaves nothing "
                           f"(every {every} misses a cell); try missing={other!r}")
     return rows, cols
-
-
-# -- saving -----------------------------------------------------------------
-
-
-def _csv_line(fields) -> str:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow(fields)
-    return buf.getvalue()
-
-
-def _text(values: np.ndarray | pd.Series) -> list[str]:
-    """CSV text for a column: exact float repr, '' for missing."""
-    values = pd.Series(values).to_numpy(dtype=object)
-    missing = pd.isna(values)
-    return ["" if gone else repr(float(v)) if isinstance(v, float) else str(v)
-            for v, gone in zip(values.tolist(), missing)]
-
-
-def _info_frame(info: pd.DataFrame | None, names: np.ndarray, key: str, owner: str) -> pd.DataFrame | None:
-    """Metadata rows in the order of ``names`` (by index label when it matches, else by position)."""
-    if info is None or info.shape[1] == 0:
-        return None
-    if key in info.columns:
-        info = info.set_index(key)
-    if set(info.index) == set(names) and len(info) == len(names):
-        return info.reindex(names)
-    if len(info) != len(names):
-        raise BundleError(f"{owner}: {key}_info has {len(info)} rows for {len(names)} {key}s")
-    return info
-
-
-def _write_bundle(bench: Benchmark, folder: Path) -> None:
-    """Write every file of the bundle into ``folder`` (a fresh temporary folder)."""
-    model_fields = [_csv_line([m])[:-1] for m in bench.models]
-    header = _csv_line(["model", *bench.items])
-    # 0/1 as bytes with commas in between: one array op for the whole matrix.
-    body = np.full((bench.n_models, 2 * bench.n_items + 1), ord(","), dtype=np.uint8)
-    body[:, 1::2] = bench.correct + ord("0")
-    body[:, -1] = ord("\n")
-    with open(folder / RESPONSES, "wb") as f:
-        f.write(header.encode())
-        for field_, row in zip(model_fields, body):
-            f.write(field_.encode() + row.tobytes())
-
-    columns = {"item": list(map(str, bench.items)), "subtask": list(map(str, bench.subtasks))}
-    info = _info_frame(bench.item_info, bench.items, "item", bench.name)
-    if info is not None:
-        columns.update({str(c): _text(info[c]) for c in info.columns if c not in ("item", "subtask")})
-    with open(folder / ITEMS, "w", encoding="utf-8", newline="") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows(zip(*columns.values()))
-
-    if bench.confidence is not None:
-        with open(folder / CONFIDENCE, "w", encoding="utf-8", newline="") as f:
-            f.write(header)
-            for field_, row in zip(model_fields, bench.confidence.tolist()):
-                f.write(field_ + "," + ",".join(map(repr, row)) + "\n")
-
-    info = _info_frame(bench.model_info, bench.models, "model", bench.name)
-    if info is not None:
-        columns = {"model": list(map(str, bench.models))}
-        columns.update({str(c): _text(info[c]) for c in info.columns if c != "model"})
-        with open(folder / MODELS, "w", encoding="utf-8", newline="") as f:
-            writer = csv.writer(f, lineterminator="\n")
-            writer.writerow(columns)
-            writer.writerows(zip(*columns.values()))
-
-    if bench.target_sets:
-        with open(folder / TARGET_SETS, "w", encoding="utf-8") as f:
-            sets = {k: list(map(str, v)) for k, v in bench.target_sets.items()}
-            json.dump(sets, f, indent=1, ensure_ascii=False)
-            f.write("\n")
-
-
-def _fresh_sibling(target: Path, tag: str) -> Path:
-    """A new, empty hidden folder next to ``target`` (created with the default permissions)."""
-    while True:
-        path = target.with_name(f".{target.name}.{tag}-{secrets.token_hex(4)}")
-        try:
-            path.mkdir()
-            return path
-        except FileExistsError:
-            continue
-
-
-def save_bundle(benchmark: Benchmark, folder: str | Path, *, overwrite: bool = False) -> Path:
-    """Write ``benchmark`` as a bundle folder, atomically: the folder is whole or untouched.
-
-    Files go into a temporary folder next to the target, which is then renamed into place.
-    An existing non-empty folder is replaced only with ``overwrite=True``.
-    """
-    target = Path(folder).expanduser().resolve()
-    if target.exists() and not target.is_dir():
-        raise BundleError(f"cannot save bundle to {target}: it is a file")
-    if target.is_dir() and any(target.iterdir()) and not overwrite:
-        raise BundleError(f"cannot save bundle to {target}: the folder exists and is not empty; "
-                          "pass overwrite=True to replace it")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _fresh_sibling(target, "new")
-    try:
-        _write_bundle(benchmark, tmp)
-        if target.exists():
-            old = _fresh_sibling(target, "old")
-            os.replace(target, old)  # onto an empty folder: allowed on POSIX
-            try:
-                os.replace(tmp, target)
-            except BaseException:
-                os.replace(old, target)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
