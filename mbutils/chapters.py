@@ -20,14 +20,12 @@ import tokenize
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import MbutilsError
+from .datasets import absolute_data_path
+from .errors import ChapterError
+from .profiles import PROFILES
 
 SOURCE_CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"  # present in a source checkout
 CHAPTERS_ENV = "MBUTILS_CHAPTERS"
-
-
-class ChapterError(MbutilsError, RuntimeError):
-    """A chapter that cannot be found, parameterised or executed."""
 
 
 def chapter_dirs() -> list[Path]:
@@ -213,12 +211,8 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
     if out.exists() and not out.is_dir():
         raise ChapterError(f"{out} exists and is not a folder")
     if profile is not None:
-        from .book import PROFILES
-
         if profile not in PROFILES:
             raise ChapterError(f"unknown profile {profile!r}; use one of {', '.join(PROFILES)}")
-    from .book import absolute_data_path
-
     absolute_data_path()  # the kernel's working directory is chapters/, not the caller's
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out, prefix=f".{source.stem}-") as tmp:

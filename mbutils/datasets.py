@@ -8,10 +8,11 @@ value into a :class:`DataChoice`: the bundle plus a plain reason that the page p
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
-from .catalogue import (BENCHMARK_TITLES, BENCHMARKS, CATALOGUE, GPQA_SIZES, PAPER_SIZES,  # noqa: F401
-                        SYNTHETIC_PREFIX, BenchmarkInfo)
+from .catalogue import BENCHMARK_TITLES, BENCHMARKS, CATALOGUE, SYNTHETIC_PREFIX  # noqa: F401  (re-exported)
 from .errors import MbutilsError
 
 
@@ -122,3 +123,16 @@ def resolve_data(data: str, *, min_models: int = MIN_MODELS, missing: str = "err
     bench = load_bundle(data, missing=missing)
     kind = "real" if key != "custom" else "custom"
     return DataChoice(data, key, kind, bench, f"bundle '{data}'")
+
+
+def absolute_data_path() -> str:
+    """Make ``$MBUTILS_DATA`` absolute (in this process's environment) and return it.
+
+    Kernels run with the chapter's folder as working directory, so a relative data path
+    (``../shared/data``, as CI sets it) must be resolved where the user typed it first.
+    """
+    value = os.environ.get("MBUTILS_DATA", "")
+    parts = [str(Path(p).expanduser().resolve()) for p in value.split(os.pathsep) if p.strip()]
+    if parts:
+        os.environ["MBUTILS_DATA"] = os.pathsep.join(parts)
+    return os.environ.get("MBUTILS_DATA", "")

@@ -25,3 +25,11 @@ class SelectorError(MbutilsError, ValueError):
 
 class ResultsError(MbutilsError, ValueError):
     """A results table is missing columns or mixes incompatible experiments."""
+
+
+class BookError(MbutilsError, ValueError):
+    """A chapter parameter or profile the book cannot use."""
+
+
+class ChapterError(MbutilsError, RuntimeError):
+    """A chapter that cannot be found, parameterised or executed."""

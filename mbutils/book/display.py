@@ -1,0 +1,119 @@
+"""How chapters show things: notes, figures with numbered captions, tables, downloads and glue."""
+
+from __future__ import annotations
+
+import base64
+import html
+from io import BytesIO
+
+import numpy as np
+from IPython.display import HTML, Image, display
+
+from ..profiles import PROFILE_BLURB, PROFILE_ENV, profile_name
+from ..reports import fmt_points  # noqa: F401  (chapters call book.fmt_points)
+from ..styles import label
+from ..tables import MDAD_VALUE_COLUMNS, NOT_REACHED, render
+
+
+def admonition(title: str, body_html: str, kind: str = "note") -> str:
+    """HTML with the theme's admonition classes (renders in the book and in nbconvert HTML)."""
+    return (f'<div class="admonition {kind}"><p class="admonition-title">{html.escape(title)}</p>'
+            f"<p>{body_html}</p></div>")
+
+
+def note(title: str, body_html: str, kind: str = "note") -> None:
+    """Display an admonition box."""
+
+    display(HTML(admonition(title, body_html, kind)))
+
+
+def figure_png(fig, dpi: int = 110) -> bytes:
+    """PNG bytes of a Figure (backend independent)."""
+
+    buf = BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+def show(fig, caption: str, dpi: int = 110) -> None:
+    """Display a figure as PNG followed by its caption (works in the book and in papermill runs)."""
+
+    display(Image(data=figure_png(fig, dpi), format="png"))
+    display(HTML(f'<p class="mbutils-caption"><b>Figure.</b> {html.escape(caption)}</p>'))
+
+
+def pretty(table, digits: int = 2):
+    """A copy for display: selector display names, MDAD NaN spelled 'not reached', rounded."""
+
+
+    out = table.copy()
+    if "selector" in out:
+        out["selector"] = out["selector"].map(label)
+    for col in out.columns:
+        if out[col].dtype.kind == "f":
+            values = out[col].round(digits)
+            if col in MDAD_VALUE_COLUMNS or str(col).lower().startswith(("mdad", "run_ci")) or col in (
+                    "method", "random"):
+                out[col] = [NOT_REACHED if not np.isfinite(v) else f"{v:g}" for v in values]
+            else:
+                out[col] = values
+    return out
+
+
+def table(df, digits: int = 2, caption: str | None = None) -> None:
+    """Display a table as HTML without the index (readable in the book and nbconvert)."""
+
+    body = pretty(df, digits).to_html(index=False, border=0, classes="table mbutils-table",
+                                      na_rep="", escape=True)
+    cap = f'<p class="mbutils-caption"><b>Table.</b> {html.escape(caption)}</p>' if caption else ""
+    display(HTML(f'<div class="mbutils-table-wrap">{body}</div>{cap}'))
+
+
+def download_link(df, filename: str, text: str | None = None) -> str:
+    """HTML link that downloads ``df`` as CSV (a data URI: no file to ship or keep in sync)."""
+
+    payload = base64.b64encode(render(df, "csv").encode()).decode()
+    text = text or f"Download {filename} ({len(df)} rows, CSV)"
+    return (f'<p><a download="{html.escape(filename)}" href="data:text/csv;base64,{payload}">'
+            f"{html.escape(text)}</a></p>")
+
+
+def download(df, filename: str, text: str | None = None) -> None:
+
+    display(HTML(download_link(df, filename, text)))
+
+
+def glue(key: str, value, display: bool = False) -> None:
+    """Store a value for other pages (myst-nb ``glue``); a no-op outside a notebook kernel."""
+    try:
+        from myst_nb import glue as _glue
+    except ImportError:  # pragma: no cover - myst-nb ships with the book's requirements
+        return
+    _glue(key, value, display=display)
+
+
+def settings_list(settings: dict, title: str) -> str:
+    """An admonition listing the data and settings of several experiments."""
+    items = []
+    for s in settings.values():
+        flag = " <b>(synthetic stand-in: " + html.escape(s.data.reason) + ")</b>" if s.data.kind == "synthetic" else ""
+        items.append(f"<li>{html.escape(s.settings_text())}{flag}</li>")
+    profile = next(iter(settings.values())).profile if settings else profile_name()
+    body = (f"<ul>{''.join(items)}</ul>Profile '{profile}' ({html.escape(PROFILE_BLURB[profile])}); set "
+            f"<code>{PROFILE_ENV}</code> to change it.")
+    return admonition(title, body, "note")
+
+
+def settings_caption(settings: dict) -> str:
+    """Caption tail for figures drawing on several experiments."""
+    return "Data and settings: " + " | ".join(s.settings_text() for s in settings.values()) + "."
+
+
+def facts_html(facts: dict, setting) -> str:
+    """The summary paragraph of a benchmark chapter."""
+    return (f"<p>On {html.escape(facts['data'])}, a random micro-benchmark of {facts['k']} items ranks "
+            f"the targets with Kendall τ = {facts['tau_random']} and estimation error "
+            f"{facts['error_random']}, yet its MDAD is {facts['mdad_random']}: "
+            f"{facts['share_below']} of all model pairs of the bundle are closer than that. "
+            f"At k = {facts['small_k']} the most reliable method is {html.escape(facts['best_small'])} "
+            f"(MDAD {facts['best_small_mdad']}, random: {facts['random_small_mdad']}).</p>")
