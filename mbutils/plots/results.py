@@ -1,9 +1,4 @@
-"""Figures for the book: one palette and one display name per selector, axes in accuracy points.
-
-Every function takes tidy tables from :mod:`mbutils.metrics` (agreement curves, MDAD
-tables, summary tables) or plain arrays, and returns a :class:`matplotlib.figure.Figure`;
-nothing is shown or saved here, so chapters decide how a figure is captioned.
-"""
+"""Figures of results: agreement curves, MDAD, error and tau against size, sources and thresholds."""
 
 from __future__ import annotations
 
@@ -12,60 +7,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .styles import STYLES, SelectorStyle, label, palette, style  # noqa: F401  (chapters call plots.label)
-
-THRESHOLD_COLOR = "#666666"
-NOT_REACHED_NOTE = "open triangle at the top: MDAD not reached"
+from ..styles import label, style
+from .base import NOT_REACHED_NOTE, THRESHOLD_COLOR, _figure, _finish, _ordered, _per_size_axis, _sized_ticks, _sizes
 
 
-def _figure(nrows: int = 1, ncols: int = 1, width: float = 4.2, height: float = 3.3, **kw):
-    """A pyplot-free Figure (never auto-shown, never leaked) and a 2-D array of axes."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width * ncols, height * nrows))
-    axes = fig.subplots(nrows, ncols, squeeze=False, **kw)
-    return fig, axes
-
-
-def _finish(fig, axes, legend_selectors: Sequence[str] | None = None, ncol: int | None = None):
-    """One legend for the whole figure (below the panels) and a tight layout."""
-    if legend_selectors:
-        from matplotlib.lines import Line2D
-
-        handles = [Line2D([], [], color=style(s).color, linestyle=style(s).linestyle,
-                          marker=style(s).marker, markersize=5, label=label(s))
-                   for s in legend_selectors]
-        ncol = ncol or min(len(handles), 4)
-        fig.legend(handles=handles, loc="lower center", ncol=ncol, frameon=False,
-                   bbox_to_anchor=(0.5, 0.0))
-        rows = int(np.ceil(len(handles) / ncol))
-        fig.tight_layout(rect=(0, 0.045 * rows + 0.02, 1, 1))
-    else:
-        fig.tight_layout()
-    return fig
-
-
-def _ordered(selectors_in_table: Sequence[str], selectors: Sequence[str] | None) -> list[str]:
-    present = list(dict.fromkeys(selectors_in_table))
-    if selectors is None:
-        return present
-    missing = [s for s in selectors if s not in present]
-    if missing:
-        raise ValueError(f"no rows for selectors {', '.join(missing)} in the table")
-    return list(selectors)
-
-
-def _sizes(table: pd.DataFrame, sizes: Sequence[int] | None) -> list[int]:
-    present = sorted(int(k) for k in table["size"].unique())
-    if sizes is None:
-        return present
-    missing = [k for k in sizes if k not in present]
-    if missing:
-        raise ValueError(f"no rows for sizes {', '.join(map(str, missing))} in the table")
-    return [int(k) for k in sizes]
-
-
-# ------------------------------------------------------------------ agreement curves
 def plot_curve(ax, curve: pd.DataFrame, selector: str, size: int, max_gap: float = 20.0,
                mdad: float | None = None) -> None:
     """One agreement curve on ``ax`` (gap in points vs mean agreement), MDAD as a dotted line."""
@@ -117,7 +62,6 @@ def agreement_curves(curve: pd.DataFrame, sizes: Sequence[int] | None = None,
     return _finish(fig, axes, selectors)
 
 
-# --------------------------------------------------------------- metrics against size
 def plot_mdad(ax, mdad: pd.DataFrame, selector: str, x: str = "size", bands: bool = True) -> None:
     """MDAD (points) against ``x`` with its CI as a band; 'not reached' as open triangles on top."""
     part = mdad[mdad["selector"] == selector].sort_values(x)
@@ -137,22 +81,6 @@ def plot_mdad(ax, mdad: pd.DataFrame, selector: str, x: str = "size", bands: boo
         ax.plot(xs[missing], np.ones(missing.sum()), transform=ax.get_xaxis_transform(),
                 linestyle="none", marker="^", markerfacecolor="none", markeredgecolor=st.color,
                 clip_on=False)
-
-
-def _per_size_axis(ax, ylabel: str, log_x: bool = True) -> None:
-    if log_x:
-        ax.set_xscale("log")
-    ax.set_xlabel("micro-benchmark size k (items, log scale)" if log_x else "micro-benchmark size k")
-    ax.set_ylabel(ylabel)
-    ax.grid(alpha=0.3, which="both")
-
-
-def _sized_ticks(ax, sizes: Sequence[int]) -> None:
-    from matplotlib.ticker import FixedLocator, NullLocator
-
-    ax.xaxis.set_major_locator(FixedLocator(sizes))
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticklabels([str(k) for k in sizes])
 
 
 def mdad_vs_size(mdad: pd.DataFrame, selectors: Sequence[str] | None = None, bands: bool = True,
@@ -274,7 +202,6 @@ def benchmark_grid(curves: Mapping[str, pd.DataFrame], mdads: Mapping[str, pd.Da
     return _finish(fig, axes, used)
 
 
-# ------------------------------------------------------------ seen/unseen, thresholds
 def seen_vs_unseen(mdad_seen: pd.DataFrame, mdad_unseen: pd.DataFrame,
                    selectors: Sequence[str] | None = None):
     """MDAD on the seen half against MDAD on the unseen half, one point per selector x k (fig 6)."""
@@ -363,60 +290,6 @@ def mdad_vs_fraction(mdads: Mapping[str, pd.DataFrame], n_seen: Mapping[str, int
     return fig
 
 
-# ----------------------------------------------------------------------- the data
-def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30):
-    """Histogram of model accuracy (points) per benchmark, one panel each."""
-    names = list(accuracies)
-    fig, axes = _figure(1, len(names), width=3.6, height=3.0)
-    for ax, name in zip(axes.flat, names):
-        values = 100 * np.asarray(accuracies[name], float)
-        ax.hist(values, bins=bins, color="#0173b2", alpha=0.8)
-        ax.set_xlabel("model accuracy (points)")
-        ax.set_title(f"{name} ({len(values)} models)", fontsize=10)
-        ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("models")
-    fig.tight_layout()
-    return fig
-
-
-def pairwise_histograms(accuracies: Mapping[str, np.ndarray], max_gap: float = 30.0, bin_width: float = 0.5):
-    """Histogram of |accuracy difference| (points) over all model pairs, one panel each."""
-    names = list(accuracies)
-    fig, axes = _figure(1, len(names), width=3.6, height=3.0)
-    for ax, name in zip(axes.flat, names):
-        acc = 100 * np.asarray(accuracies[name], float)
-        i, j = np.triu_indices(len(acc), k=1)
-        gaps = np.abs(acc[i] - acc[j])
-        ax.hist(gaps[gaps <= max_gap], bins=np.arange(0, max_gap + bin_width, bin_width),
-                color="#029e73", alpha=0.8)
-        ax.set_xlabel("|accuracy difference| (points)")
-        share = np.mean(gaps < 2.0)
-        ax.set_title(f"{name}: {share:.0%} of pairs < 2 points", fontsize=10)
-        ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("model pairs")
-    fig.tight_layout()
-    return fig
-
-
-def quantile_comparison(quantiles: Mapping[str, pd.DataFrame], points: Sequence[str] = ("accuracy", "pairwise_difference", "item_pvalue")):
-    """Quantiles of real vs synthetic statistics, one panel per statistic (identity line = perfect)."""
-    stats = [s for s in points if s in quantiles]
-    fig, axes = _figure(1, len(stats), width=3.6, height=3.4)
-    for ax, stat in zip(axes.flat, stats):
-        table = quantiles[stat]
-        real, synth = 100 * table["real"].to_numpy(float), 100 * table["synthetic"].to_numpy(float)
-        ax.plot(real, synth, marker="o", color="#0173b2")
-        lo, hi = min(real.min(), synth.min()), max(real.max(), synth.max())
-        ax.plot([lo, hi], [lo, hi], color=THRESHOLD_COLOR, linestyle="--", linewidth=0.8)
-        ax.set_xlabel(f"real {stat.replace('_', ' ')} (points)")
-        ax.set_ylabel("synthetic (points)")
-        ax.set_title(stat.replace("_", " ") + " quantiles", fontsize=10)
-        ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
-# ---------------------------------------------------------------- fixed target sets
 def target_set_figure(accuracy: np.ndarray, mdad: pd.DataFrame, selectors: Sequence[str] | None = None,
                       name: str = "", mark_sizes: Sequence[int] = (), mark_selector: str = "random"):
     """Fixed target set (paper fig 5): accuracies, pairwise gaps with MDADs marked, MDAD vs k."""
@@ -454,76 +327,6 @@ def target_set_figure(accuracy: np.ndarray, mdad: pd.DataFrame, selectors: Seque
     for ax in axes.flat[:2]:
         ax.grid(alpha=0.3)
     return _finish(fig, axes, selectors)
-
-
-# ------------------------------------------------------------- what a selector picks
-def selection_map(x: np.ndarray, y: np.ndarray, chosen: np.ndarray, weights: np.ndarray | None = None,
-                  groups: np.ndarray | None = None, xlabel: str = "", ylabel: str = "",
-                  title: str = "", ax=None, selector: str | None = None):
-    """Items as grey dots (coloured by ``groups`` if given), chosen items ringed, area ~ weight."""
-    if ax is None:
-        fig, axes = _figure(1, 1, width=5.0, height=4.0)
-        ax = axes[0, 0]
-    fig = ax.figure
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    if groups is not None:
-        from matplotlib import colormaps
-
-        cmap = colormaps["tab20"]
-        codes = pd.factorize(np.asarray(groups))[0]
-        ax.scatter(x, y, c=cmap(codes % 20), s=8, alpha=0.6, linewidths=0)
-    else:
-        ax.scatter(x, y, color="#bbbbbb", s=8, alpha=0.7, linewidths=0)
-    chosen = np.asarray(chosen, dtype=np.int64)
-    if weights is None:
-        area = np.full(len(chosen), 40.0)
-    else:
-        w = np.asarray(weights, float)
-        area = 20 + 200 * w / max(w.max(), 1e-12)
-    color = style(selector).color if selector else "#000000"
-    ax.scatter(x[chosen], y[chosen], s=area, facecolors="none", edgecolors=color, linewidths=1.3)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
-def selection_maps(x: np.ndarray, y: np.ndarray, picks: Mapping[str, tuple], groups=None,
-                   xlabel: str = "", ylabel: str = "", selector: str | None = None):
-    """Side-by-side :func:`selection_map` panels; ``picks`` maps a title to (items, weights)."""
-    fig, axes = _figure(1, len(picks), width=4.2, height=3.8, sharex=True, sharey=True)
-    for ax, (title, (items, weights)) in zip(axes.flat, picks.items()):
-        selection_map(x, y, items, weights, groups, xlabel, ylabel, title, ax=ax, selector=selector)
-    fig.tight_layout()
-    return fig
-
-
-def weight_profile(easiness: np.ndarray, picks: Mapping[str, tuple], bins: int = 10):
-    """Share of chosen weight per easiness decile vs the benchmark's share: is the pick representative?"""
-    easiness = 100 * np.asarray(easiness, float)
-    edges = np.quantile(easiness, np.linspace(0, 1, bins + 1))
-    edges[-1] += 1e-9
-    cell = np.clip(np.searchsorted(edges, easiness, side="right") - 1, 0, bins - 1)
-    fig, axes = _figure(1, 1, width=5.4, height=3.4)
-    ax = axes[0, 0]
-    centres = np.arange(bins)
-    ax.bar(centres, np.bincount(cell, minlength=bins) / len(cell), color="#dddddd",
-           label="whole seen half")
-    for title, (selector, items, weights) in picks.items():
-        w = np.asarray(weights, float)
-        share = np.bincount(cell[np.asarray(items)], weights=w, minlength=bins) / w.sum()
-        st = style(selector)
-        ax.plot(centres, share, color=st.color, linestyle=st.linestyle, marker=st.marker, label=title)
-    ax.set_xticks(centres)
-    ax.set_xticklabels([f"{edges[b]:.0f}" for b in range(bins)], fontsize=7)
-    ax.set_xlabel("item easiness decile (lower edge: % of sources correct)")
-    ax.set_ylabel("share of estimate weight")
-    ax.legend(fontsize=7, frameon=False)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
 
 
 def relative_mdad(mdads: Mapping[str, pd.DataFrame], selector: str, baseline: str = "random"):
@@ -590,91 +393,5 @@ def estimates_scatter(panels: Mapping[str, tuple[np.ndarray, np.ndarray]], selec
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel(f"{label(selector)} estimate (points)")
-    fig.tight_layout()
-    return fig
-
-
-def subtask_bars(names: Sequence[str], counts: Sequence[int], accuracy: Sequence[float], title: str = ""):
-    """Items per subtask (bars) and mean model accuracy per subtask (points, dots)."""
-    fig, axes = _figure(1, 1, width=max(5.0, 0.28 * len(names) + 2), height=3.6)
-    ax = axes[0, 0]
-    x = np.arange(len(names))
-    ax.bar(x, counts, color="#cccccc")
-    ax.set_ylabel("items")
-    ax.set_xticks(x)
-    ax.set_xticklabels(names, rotation=75, ha="right", fontsize=7)
-    twin = ax.twinx()
-    twin.plot(x, 100 * np.asarray(accuracy, float), "o", color="#0173b2")
-    twin.set_ylabel("mean model accuracy (points)", color="#0173b2")
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-def allocation_bars(subtask_names: Sequence[str], seen_counts: Sequence[int],
-                    picks: Mapping[str, np.ndarray]):
-    """Share of chosen items per subtask for each selector vs the subtask's share of the seen half."""
-    names = list(subtask_names)
-    seen = np.asarray(seen_counts, float)
-    fig, axes = _figure(1, 1, width=max(5.5, 0.35 * len(names) + 2), height=3.6)
-    ax = axes[0, 0]
-    x = np.arange(len(names))
-    width = 0.8 / (len(picks) + 1)
-    ax.bar(x - 0.4 + width / 2, seen / seen.sum(), width, color="#dddddd", label="share of seen items")
-    for i, (sel, codes) in enumerate(picks.items(), start=1):
-        counts = np.bincount(np.asarray(codes, dtype=np.int64), minlength=len(names))
-        ax.bar(x - 0.4 + width * (i + 0.5), counts / counts.sum(), width, color=style(sel).color,
-               label=label(sel))
-    ax.set_xticks(x)
-    ax.set_xticklabels(names, rotation=75, ha="right", fontsize=7)
-    ax.set_ylabel("share of the micro-benchmark")
-    ax.legend(fontsize=7, frameon=False)
-    fig.tight_layout()
-    return fig
-
-
-def strata_picture(easiness: np.ndarray, strata: np.ndarray, chosen: np.ndarray, k: int):
-    """Histogram of item easiness coloured by stratum, with the chosen items as a rug."""
-    from matplotlib import colormaps
-
-    easiness = 100 * np.asarray(easiness, float)
-    strata = np.asarray(strata)
-    fig, axes = _figure(1, 1, width=6.0, height=3.4)
-    ax = axes[0, 0]
-    cmap = colormaps["viridis"]
-    levels = np.unique(strata)
-    bins = np.linspace(easiness.min(), easiness.max() + 1e-9, 41)
-    for i, h in enumerate(levels):
-        ax.hist(easiness[strata == h], bins=bins, color=cmap(i / max(len(levels) - 1, 1)), alpha=0.85)
-    chosen = np.asarray(chosen, dtype=np.int64)
-    ax.plot(easiness[chosen], np.zeros(len(chosen)), "|", color="#d55e00", markersize=14,
-            markeredgewidth=1.5)
-    ax.set_xlabel("item easiness: mean source proxy (points)")
-    ax.set_ylabel("seen items")
-    ax.set_title(f"{len(levels)} strata (colours) and the {k} chosen items (rug)", fontsize=10)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
-def cluster_heatmap(similarity: np.ndarray, members: np.ndarray, max_items: int = 600):
-    """Item-item correlation ordered by cluster: blocks on the diagonal are the clusters."""
-    similarity = np.asarray(similarity, float)
-    members = np.asarray(members)
-    order = np.argsort(members, kind="stable")
-    if len(order) > max_items:  # thin evenly, keeping the cluster order
-        order = order[np.linspace(0, len(order) - 1, max_items).astype(int)]
-    fig, axes = _figure(1, 1, width=4.8, height=4.2)
-    ax = axes[0, 0]
-    image = ax.imshow(similarity[np.ix_(order, order)], cmap="RdBu_r", vmin=-1, vmax=1,
-                      interpolation="nearest")
-    bounds = np.flatnonzero(np.diff(members[order])) + 0.5
-    for b in bounds:
-        ax.axhline(b, color="black", linewidth=0.4)
-        ax.axvline(b, color="black", linewidth=0.4)
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.set_xlabel("items, grouped by anchor cluster")
-    fig.colorbar(image, ax=ax, shrink=0.8, label="Pearson correlation over sources")
     fig.tight_layout()
     return fig
