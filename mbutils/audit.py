@@ -32,6 +32,7 @@ from .benchmark import Benchmark
 from .errors import ProtocolError
 from .metrics import gap_bins, iter_groups, mdad_table, agreement_curve, summary_table
 from .protocol import rng_for
+from .validation import check_choice
 
 TRUTHS = ("full", "rest")
 CI_METHODS = ("models", "pairs", "none")
@@ -340,8 +341,7 @@ def audit(benchmark: Benchmark, items: Sequence[str], weights=None, *, n_random:
     and pairs sharing a model are dependent; "pairs" is the paper's per-bin bootstrap of
     pairs (far too narrow here: tens of thousands of dependent pairs); "none".
     """
-    if truth not in TRUTHS:
-        raise ProtocolError(f"truth must be one of {', '.join(TRUTHS)}, got {truth!r}")
+    check_choice(truth, TRUTHS, "truth", ProtocolError)
     if int(n_random) != n_random or n_random < 1:
         raise ProtocolError(f"n_random must be a positive number of random subsets, got {n_random}")
     if not 0 < threshold <= 1:

@@ -23,6 +23,7 @@ from pathlib import Path
 from .datasets import absolute_data_path
 from .errors import ChapterError
 from .profiles import PROFILES
+from .validation import check_choice
 
 SOURCE_CHAPTERS = Path(__file__).resolve().parent.parent / "chapters"  # present in a source checkout
 CHAPTERS_ENV = "MBUTILS_CHAPTERS"
@@ -211,8 +212,7 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
     if out.exists() and not out.is_dir():
         raise ChapterError(f"{out} exists and is not a folder")
     if profile is not None:
-        if profile not in PROFILES:
-            raise ChapterError(f"unknown profile {profile!r}; use one of {', '.join(PROFILES)}")
+        check_choice(profile, PROFILES, "profile", ChapterError)
     absolute_data_path()  # the kernel's working directory is chapters/, not the caller's
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out, prefix=f".{source.stem}-") as tmp:

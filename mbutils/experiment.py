@@ -22,6 +22,7 @@ from .fingerprint import code_fingerprint
 from .protocol import Protocol, Run, check_protocol, draw_run, rng_for
 from .selectors import make_selector
 from .selectors.base import SourceData
+from .validation import check_choice
 
 BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
 _COLUMNS = ("run", "selector", "size", "model", "estimate", "seen_accuracy", "unseen_accuracy",
@@ -212,8 +213,7 @@ def run_experiment(benchmark: Benchmark, selectors: Sequence[str], sizes: Sequen
         make_selector(name)  # unknown names fail here, before any work
     check_protocol(benchmark, protocol)
     sizes = check_sizes(benchmark, sizes)
-    if backend not in BACKENDS:
-        raise ProtocolError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    check_choice(backend, BACKENDS, "backend", ProtocolError)
     if jobs == 0 or jobs < -1:
         raise ProtocolError(f"jobs must be a positive number of workers or -1 (all cores), got {jobs}")
 

@@ -12,10 +12,10 @@ from functools import lru_cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
-#: Modules that only present results (figures, pages, the command line): editing them
-#: changes no number, so they do not invalidate cached experiments.
-PRESENTATION = frozenset({"plots.py", "book.py", "sections.py", "chapters.py", "cli.py", "__main__.py",
-                          "sphinxext.py"})
+#: Modules and subpackages that only read or present results (tables, figures, pages, the
+#: command line): editing them changes no cached experiment, so they do not invalidate it.
+PRESENTATION = frozenset({"plots", "book", "styles.py", "reports.py", "sections.py", "chapters.py", "cli.py",
+                          "__main__.py", "sphinxext.py", "tables.py"})
 
 
 def source_fingerprint(root: Path = PACKAGE, *, include_presentation: bool = False) -> str:
@@ -23,7 +23,7 @@ def source_fingerprint(root: Path = PACKAGE, *, include_presentation: bool = Fal
     h = hashlib.sha256()
     for source in sorted(Path(root).rglob("*.py")):
         rel = source.relative_to(root)
-        if not include_presentation and len(rel.parts) == 1 and rel.name in PRESENTATION:
+        if not include_presentation and rel.parts[0] in PRESENTATION:
             continue
         h.update(str(rel).encode() + b"\x1f" + source.read_bytes() + b"\x1e")
     return h.hexdigest()[:16]

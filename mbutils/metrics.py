@@ -17,6 +17,7 @@ import pandas as pd
 
 from .errors import ResultsError
 from .protocol import rng_for
+from .validation import check_choice
 
 TIE_RULES = ("paper", "exclude")
 MDAD_METHODS = ("first", "monotone")
@@ -94,8 +95,7 @@ def pair_agreement(est_diff: np.ndarray, true_diff: np.ndarray, tie_rule: str = 
     only if its estimated difference is positive (this depends on pair order, as in the
     reference code). ``exclude``: tied pairs are not counted (symmetric in the pair).
     """
-    if tie_rule not in TIE_RULES:
-        raise ResultsError(f"tie rule must be one of {', '.join(TIE_RULES)}, got {tie_rule!r}")
+    check_choice(tie_rule, TIE_RULES, "tie rule", ResultsError)
     est_sign = np.sign(_snap(est_diff))
     true_sign = np.sign(true_diff)
     tied = true_sign == 0
@@ -155,8 +155,7 @@ def monotone_rates(rates: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 def mdad_bin(agree: np.ndarray, total: np.ndarray, threshold: float, method: str = "first") -> int:
     """MDAD as a bin index from pooled per-bin counts; -1 when no bin reaches the threshold."""
-    if method not in MDAD_METHODS:
-        raise ResultsError(f"MDAD method must be one of {', '.join(MDAD_METHODS)}, got {method!r}")
+    check_choice(method, MDAD_METHODS, "MDAD method", ResultsError)
     with np.errstate(invalid="ignore", divide="ignore"):
         rates = agree / total
     if method == "monotone":
@@ -220,8 +219,7 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
     """
     if not 0 < threshold <= 1:
         raise ResultsError(f"threshold must be in (0, 1], got {threshold}")
-    if ci not in CI_METHODS:
-        raise ResultsError(f"CI method must be one of {', '.join(CI_METHODS)}, got {ci!r}")
+    check_choice(ci, CI_METHODS, "CI method", ResultsError)
     rows = []
     for (selector, size), pairs in iter_groups(results, split):
         agree_runs, total_runs = _bin_counts(pairs, bin_width, tie_rule)

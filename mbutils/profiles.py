@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from .catalogue import BENCHMARKS, GPQA_SIZES, PAPER_SIZES
 from .errors import BookError
+from .validation import check_choice
 
 
 PROFILE_ENV = "MBUTILS_PROFILE"
@@ -71,8 +72,7 @@ PROFILES = _profiles()
 def profile_name() -> str:
     """The active profile: ``$MBUTILS_PROFILE`` or ``default``."""
     name = os.environ.get(PROFILE_ENV, "").strip() or "default"
-    if name not in PROFILES:
-        raise BookError(f"{PROFILE_ENV}={name!r} is not a profile; use one of {', '.join(PROFILES)}")
+    check_choice(name, PROFILES, f"{PROFILE_ENV} (the profile)", BookError)
     return name
 
 

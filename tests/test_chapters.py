@@ -236,7 +236,7 @@ def test_profiles_share_settings_and_state_them(monkeypatch):
     assert c.protocol.n_runs == 50 and c.sizes == [10, 25, 50, 100, 200]
     assert c.source_counts == [10, 50, 100, 150, 200, 250, 300]
     monkeypatch.setenv("MBUTILS_PROFILE", "huge")
-    with pytest.raises(book.BookError, match="not a profile"):
+    with pytest.raises(book.BookError, match="MBUTILS_PROFILE \\(the profile\\) must be one of"):
         book.configure("synthetic-gpqa")
 
 

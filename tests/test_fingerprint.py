@@ -16,7 +16,8 @@ def test_an_edited_selector_changes_the_fingerprint_and_a_plot_does_not(tmp_path
     assert before == fingerprint.code_fingerprint()  # the copy is the installed code
     book_before = fingerprint.source_fingerprint(copy, include_presentation=True)
 
-    (copy / "plots.py").write_text((copy / "plots.py").read_text() + "\n# a new colour\n")
+    figure = copy / "plots" / "base.py"
+    figure.write_text(figure.read_text() + "\n# a new colour\n")
     assert fingerprint.source_fingerprint(copy) == before  # presentation: same numbers
     assert fingerprint.source_fingerprint(copy, include_presentation=True) != book_before  # pages re-run
 

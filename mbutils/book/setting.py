@@ -25,6 +25,7 @@ from ..selectors import make_selector
 from ..selectors.base import SourceData
 from .display import admonition
 from .params import _opt_int, int_list, name_list, parse_cases
+from ..validation import check_choice
 
 
 def _quiet_tqdm() -> None:
@@ -150,8 +151,7 @@ def configure(data: str, *, sizes=None, runs=None, sources=None, targets=None, s
 
     _quiet_tqdm()
     profile = profile or profile_name()
-    if profile not in PROFILES:
-        raise BookError(f"unknown profile {profile!r}; use one of {', '.join(PROFILES)}")
+    check_choice(profile, PROFILES, "profile", BookError)
     sizes_l, runs_i = int_list(sizes), _opt_int(runs, "runs")
     sources_i, targets_i = _opt_int(sources, "sources"), _opt_int(targets, "targets")
     counts_l, counts_runs = int_list(source_counts, "source_counts"), _opt_int(source_runs, "source_runs")

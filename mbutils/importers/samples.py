@@ -68,6 +68,7 @@ from scipy.special import softmax
 
 from ..benchmark import Benchmark
 from ..errors import BundleError
+from ..validation import check_choice
 
 
 SAMPLES_RE = re.compile(
@@ -351,8 +352,7 @@ def _gold_probability(lls: list, choices: list, targets: list, correct: np.ndarr
 
 
 def _check_option(value, allowed: tuple, what: str) -> None:
-    if value not in allowed:
-        raise BundleError(f"{what} must be one of {', '.join(map(repr, allowed))}, not {value!r}")
+    check_choice(value, allowed, what, BundleError)
 
 
 def _assemble(tables: list[_TaskTable], *, name: str, origin: str, models: list[str], tasks: list[str],
