@@ -17,7 +17,7 @@ import pandas as pd
 
 from .errors import ResultsError
 from .protocol import rng_for
-from .validation import check_choice
+from .validation import check_choice, check_int, check_number
 
 TIE_RULES = ("paper", "exclude")
 MDAD_METHODS = ("first", "monotone")
@@ -102,6 +102,10 @@ def pair_agreement(est_diff: np.ndarray, true_diff: np.ndarray, tie_rule: str = 
     agrees = np.where(tied, est_sign > 0, est_sign * true_sign > 0)
     counted = ~tied if tie_rule == "exclude" else np.ones_like(agrees)
     return agrees, counted
+
+
+#: The finest agreement-curve bin (points): 10,000 bins over the 0-100 range, not millions.
+MIN_BIN_WIDTH = 0.01
 
 
 def gap_bins(true_diff: np.ndarray, n_items: np.ndarray, bin_width: float = 0.5) -> np.ndarray:
@@ -217,9 +221,11 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
 
     ``ci="pairs"`` is the paper's per-bin bootstrap; ``ci="runs"`` resamples runs.
     """
-    if not 0 < threshold <= 1:
-        raise ResultsError(f"threshold must be in (0, 1], got {threshold}")
+    threshold = check_number(threshold, "threshold", ResultsError, low=0, high=1, low_open=True)
+    bin_width = check_number(bin_width, "bin width (points)", ResultsError, low=MIN_BIN_WIDTH, high=100)
     check_choice(ci, CI_METHODS, "CI method", ResultsError)
+    n_boot = check_int(n_boot, "bootstrap resamples", ResultsError, low=1, high=100_000)
+    seed = check_int(seed, "seed", ResultsError, low=0)
     rows = []
     for (selector, size), pairs in iter_groups(results, split):
         agree_runs, total_runs = _bin_counts(pairs, bin_width, tie_rule)

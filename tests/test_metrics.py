@@ -144,3 +144,19 @@ def test_bad_tables_get_clear_errors():
         mdad_table(table, tie_rule="coin")
     with pytest.raises(ResultsError, match="threshold"):
         mdad_table(table, threshold=1.5)
+
+
+@pytest.mark.parametrize("option,value,message", [
+    ("threshold", float("nan"), "threshold must be a finite number"),
+    ("threshold", 0.0, "threshold must be above 0"),
+    ("bin_width", float("inf"), "bin width \\(points\\) must be a finite number"),
+    ("bin_width", 0.0001, "bin width \\(points\\) must be at least 0.01"),
+    ("n_boot", 0, "bootstrap resamples must be at least 1"),
+    ("n_boot", 2.5, "bootstrap resamples must be a whole number"),
+    ("seed", -1, "seed must be at least 0"),
+    ("ci", "jackknife", "CI method must be one of 'pairs', 'runs'"),
+])
+def test_mdad_options_are_checked_at_the_boundary(option, value, message):
+    table = results_table([0.5, 0.6, 0.7], [50, 51, 70], n_seen=100)
+    with pytest.raises(ResultsError, match=message):
+        mdad_table(table, **{option: value})
