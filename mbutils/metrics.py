@@ -244,6 +244,13 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
     return pd.DataFrame(rows)
 
 
+def _finite_mean_sd(values: np.ndarray) -> tuple[float, float]:
+    """Mean and sd over the finite values; NaN (no warning) when there are none, as for
+    Kendall tau in runs whose targets or estimates are all tied."""
+    finite = values[np.isfinite(values)]
+    return (float(finite.mean()), float(finite.std())) if finite.size else (np.nan, np.nan)
+
+
 def summary_table(results: pd.DataFrame) -> pd.DataFrame:
     """Kendall tau-b and estimation error (points) per selector x size, mean and sd over runs."""
     rows = []
@@ -255,7 +262,8 @@ def summary_table(results: pd.DataFrame) -> pd.DataFrame:
             tau = kendall_tau_b(pairs.estimates, pairs.truth)
             err = 100 * np.abs(pairs.estimates - pairs.truth).mean(axis=1)
             suffix = "" if label == "seen" else "_unseen"
-            row.update({f"tau{suffix}": np.nanmean(tau), f"tau_sd{suffix}": np.nanstd(tau),
+            tau_mean, tau_sd = _finite_mean_sd(tau)
+            row.update({f"tau{suffix}": tau_mean, f"tau_sd{suffix}": tau_sd,
                         f"error{suffix}": err.mean(), f"error_sd{suffix}": err.std()})
         rows.append(row)
     return pd.DataFrame(rows)

@@ -160,3 +160,13 @@ def test_mdad_options_are_checked_at_the_boundary(option, value, message):
     table = results_table([0.5, 0.6, 0.7], [50, 51, 70], n_seen=100)
     with pytest.raises(ResultsError, match=message):
         mdad_table(table, **{option: value})
+
+
+def test_summary_of_runs_whose_tau_is_undefined_is_nan_without_a_warning():
+    import warnings
+
+    table = results_table([0.5, 0.5], [50, 60], n_seen=100)  # tied estimates: tau-b undefined
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row = summary_table(table).iloc[0]
+    assert np.isnan(row["tau"]) and np.isnan(row["tau_sd"]) and row["error"] == pytest.approx(5.0)
