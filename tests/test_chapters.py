@@ -45,6 +45,8 @@ def params_for(chapter: str, variant: str) -> dict:
                 "picture_k": 30}
     if chapter.startswith("sel_"):
         return {**SMALL, "data": d, "variant_data": d, "picture_data": d, "picture_k": 10}
+    if chapter == "adaptive":  # adaptive tests on GPQA (real or stand-in) only: small and quick
+        return {**SMALL, "data": d, "picture_data": d, "picture_k": 20}
     if chapter.startswith("bench_"):
         p = {**SMALL, "data": d, "source_counts": "20,60", "source_runs": 1}
         if chapter in ("bench_bbh", "bench_mmlu_pro") and variant == "real":
@@ -109,11 +111,18 @@ def test_chapter_executes_with_every_figure(executed, chapter, variant):
             assert not (output.output_type == "stream" and output.name == "stderr"), (
                 f"{chapter}: stderr in cell {cell.execution_count}: {output.text[:300]}")
     for cell in figure_cells:
-        images = [o for o in cell.outputs if "image/png" in o.get("data", {})]
-        notes = [o for o in cell.outputs if "No sources sweep" in o.get("data", {}).get("text/html", "")]
+        shown = [o.get("data", {}).get("text/html", "") for o in cell.outputs]
+        images = [h for h in shown if '<figure class="mbutils-figure"' in h]
+        notes = [h for h in shown if "No sources sweep" in h]
         assert images or notes, f"{chapter} ({variant}): figure cell {cell.execution_count} drew nothing"
-        captions = [o for o in cell.outputs if "Figure." in o.get("data", {}).get("text/html", "")]
-        assert len(captions) == len(images), f"{chapter}: a figure without caption"
+        assert not [o for o in cell.outputs if "image/png" in o.get("data", {})], "a figure outside book.show"
+        for figure in images:  # numbered, captioned, with alt text that is not a file name
+            assert re.search(r"<b>Figure \d+\.</b>", figure), f"{chapter}: an unnumbered figure"
+            alt = re.search(r'alt="([^"]*)"', figure).group(1)
+            assert len(alt) > 15 and not re.search(r"\.(png|svg|jpg)$", alt), f"{chapter}: alt text {alt!r}"
+    numbers = [int(n) for n in re.findall(r"<b>Figure (\d+)\.</b>", "".join(
+        o.get("data", {}).get("text/html", "") for c in code for o in c.get("outputs", [])))]
+    assert numbers == list(range(1, len(numbers) + 1)), f"{chapter}: figures numbered {numbers}"
     text = html.read_text()
     assert "Traceback" not in text
 

@@ -7,7 +7,7 @@ import html
 from io import BytesIO
 
 import numpy as np
-from IPython.display import HTML, Image, display
+from IPython.display import HTML, display
 
 from ..profiles import PROFILE_BLURB, PROFILE_ENV, profile_name
 from ..reports import fmt_points  # noqa: F401  (chapters call book.fmt_points)
@@ -27,19 +27,66 @@ def note(title: str, body_html: str, kind: str = "note") -> None:
     display(HTML(admonition(title, body_html, kind)))
 
 
-def figure_png(fig, dpi: int = 110) -> bytes:
-    """PNG bytes of a Figure (backend independent)."""
+#: Width (CSS px) a figure is rendered at: the book theme's content column in a 1,400 px
+#: window, so a browser shows it at (nearly) its natural size instead of shrinking it.
+COLUMN_PX = 720
+#: The smallest text a reader should have to read on a figure, in CSS px as displayed.
+MIN_TEXT_PX = 9.0
+_DPI_RANGE = (60.0, 140.0)
+_figures_shown = 0  # figure numbers run through one page (one kernel)
 
+
+def figure_png(fig, dpi: float = 110) -> bytes:
+    """PNG bytes of a Figure (backend independent)."""
     buf = BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     return buf.getvalue()
 
 
-def show(fig, caption: str, dpi: int = 110) -> None:
-    """Display a figure as PNG followed by its caption (works in the book and in papermill runs)."""
+def _readable(fig, dpi: float) -> None:
+    """Scale every text of ``fig`` up so that none is displayed smaller than MIN_TEXT_PX."""
+    from matplotlib.text import Text
 
-    display(Image(data=figure_png(fig, dpi), format="png"))
-    display(HTML(f'<p class="mbutils-caption"><b>Figure.</b> {html.escape(caption)}</p>'))
+    texts = [t for t in fig.findobj(Text) if t.get_text().strip()]
+    if not texts:
+        return
+    smallest_px = min(t.get_fontsize() for t in texts) * dpi / 72
+    if smallest_px < MIN_TEXT_PX:
+        factor = MIN_TEXT_PX / smallest_px
+        for t in texts:
+            t.set_fontsize(t.get_fontsize() * factor)
+        left, bottom, right, top = getattr(fig, "mbutils_layout_rect", (0, 0, 1, 1))
+        fig.tight_layout(rect=(left, min(bottom * factor, 0.4), right, top))  # room for the larger legend
+
+
+def render_figure(fig, caption: str, *, alt: str | None = None) -> str:
+    """The HTML of a numbered figure: an embedded PNG sized for the column, its alt text and caption.
+
+    The PNG's natural width is about :data:`COLUMN_PX`, so it is not shrunk on screen; text
+    is scaled so that none is displayed below :data:`MIN_TEXT_PX`; a figure whose caption
+    names a synthetic stand-in says so in its title.
+    """
+    global _figures_shown
+    _figures_shown += 1
+    number = _figures_shown
+    if "synthetic" in caption.lower() and fig._suptitle is None:
+        fig.suptitle("Synthetic (simulated) data", fontsize=10, color="#a33")
+    dpi = min(max(COLUMN_PX / fig.get_figwidth(), _DPI_RANGE[0]), _DPI_RANGE[1])
+    _readable(fig, dpi)
+    png = figure_png(fig, dpi)
+    width = int.from_bytes(png[16:20], "big")  # the PNG header's width field
+    alt = alt or caption.split(". ")[0].rstrip(".")
+    data = base64.b64encode(png).decode()
+    return (f'<figure class="mbutils-figure" id="figure-{number}">'
+            f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}" '
+            f'width="{width}" style="max-width:100%;height:auto">'
+            f'<figcaption class="mbutils-caption"><b>Figure {number}.</b> {html.escape(caption)}</figcaption>'
+            "</figure>")
+
+
+def show(fig, caption: str, *, alt: str | None = None) -> None:
+    """Display a numbered figure with its caption (in the book and in papermill runs alike)."""
+    display(HTML(render_figure(fig, caption, alt=alt)))
 
 
 def pretty(table, digits: int = 2):

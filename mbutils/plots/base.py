@@ -37,9 +37,10 @@ def _finish(fig, axes, legend_selectors: Sequence[str] | None = None, ncol: int 
         fig.legend(handles=handles, loc="lower center", ncol=ncol, frameon=False,
                    bbox_to_anchor=(0.5, 0.0))
         rows = int(np.ceil(len(handles) / ncol))
-        fig.tight_layout(rect=(0, 0.045 * rows + 0.02, 1, 1))
+        fig.mbutils_layout_rect = (0, 0.045 * rows + 0.02, 1, 1)  # kept for a re-layout after text scaling
     else:
-        fig.tight_layout()
+        fig.mbutils_layout_rect = (0, 0, 1, 1)
+    fig.tight_layout(rect=fig.mbutils_layout_rect)
     return fig
 
 

@@ -26,7 +26,7 @@ def _decorate_curve_axis(ax, threshold: float | None, max_gap: float, title: str
         ax.axhline(threshold, color=THRESHOLD_COLOR, linewidth=0.8, linestyle="--")
     ax.set_xlim(0, max_gap)
     ax.set_ylim(0.3, 1.01)
-    ax.set_xlabel("accuracy gap on the full benchmark (points)")
+    ax.set_xlabel("true accuracy gap (points)")
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
 
@@ -47,7 +47,7 @@ def agreement_curves(curve: pd.DataFrame, sizes: Sequence[int] | None = None,
     """
     selectors = _ordered(curve["selector"], selectors)
     sizes = _sizes(curve, sizes)
-    ncols = ncols or min(len(sizes), 4)
+    ncols = ncols or min(len(sizes), 3)
     nrows = int(np.ceil(len(sizes) / ncols))
     fig, axes = _figure(nrows, ncols, width=3.6, height=3.0, sharey=True)
     lookup = _mdad_lookup(mdad)
@@ -361,7 +361,7 @@ def mdad_panels(mdads: Mapping[str, pd.DataFrame], selectors: Sequence[str] | No
                 bands: bool = True):
     """MDAD vs k, one panel per benchmark, the same selectors in each (selector chapters)."""
     names = list(mdads)
-    ncols = min(len(names), 4)
+    ncols = min(len(names), 3)
     nrows = int(np.ceil(len(names) / ncols))
     fig, axes = _figure(nrows, ncols, width=3.7, height=3.2)
     used: list[str] = []
