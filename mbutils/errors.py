@@ -33,3 +33,7 @@ class BookError(MbutilsError, ValueError):
 
 class ChapterError(MbutilsError, RuntimeError):
     """A chapter that cannot be found, parameterised or executed."""
+
+
+class CacheError(MbutilsError, OSError):
+    """The result cache cannot be used, or a path would leave it."""

@@ -16,9 +16,10 @@ import pandas as pd
 
 from . import __version__
 from .benchmark import Benchmark
-from .cache import atomic_write, cache_dir, content_key, locked, read_table
+from .cache import content_key, entry_path, locked_if_possible, read_table, write_table
 from .errors import ProtocolError
 from .fingerprint import code_fingerprint
+from .provenance import make_record, stamp
 from .protocol import Protocol, Run, check_protocol, draw_run, rng_for
 from .selectors import make_selector
 from .selectors.base import SourceData
@@ -54,7 +55,7 @@ def cache_path(benchmark: Benchmark, protocol: Protocol, sizes: list[int], name:
     params = make_selector(name).get_params()
     key = content_key("results", __version__, code_fingerprint(), benchmark.content_hash, protocol.as_dict(), sizes,
                       name, params)
-    return cache_dir() / "results" / f"{benchmark.name}-{name}-{key}.parquet"
+    return entry_path("results", benchmark.name, name, key, suffix=".parquet")
 
 
 def _run_task(run: Run, correct: np.ndarray, confidence: np.ndarray | None, subtasks: np.ndarray,
@@ -122,6 +123,7 @@ def _parallel_map(func, tasks: Iterable[tuple], n_tasks: int, jobs: int, backend
         from tqdm.std import tqdm
 
     bar = tqdm(total=n_tasks, desc=desc, unit="run", disable=not progress, leave=False)
+    jobs = worker_count(jobs, n_tasks)
     try:
         if backend == "sequential" or n_tasks == 1 or (jobs == 1 and backend in ("loky", "threading")):
             results = []
@@ -144,6 +146,12 @@ def _parallel_map(func, tasks: Iterable[tuple], n_tasks: int, jobs: int, backend
         bar.close()
 
 
+def worker_count(jobs: int, n_tasks: int) -> int:
+    """Workers actually started: never more than the tasks, nor than the cores (-1: all cores)."""
+    cores = os.cpu_count() or 1
+    return max(1, min(cores if jobs == -1 else jobs, n_tasks, cores))
+
+
 def _joblib_backend(backend: str, jobs: int, scheduler: str | None, stack: ExitStack) -> str:
     """Name of the joblib backend, starting a Dask client or Ray runtime when asked for."""
     if backend == "dask":
@@ -154,7 +162,7 @@ def _joblib_backend(backend: str, jobs: int, scheduler: str | None, stack: ExitS
         if scheduler:
             stack.enter_context(Client(scheduler))
         else:
-            workers = os.cpu_count() if jobs == -1 else jobs
+            workers = jobs  # already capped by worker_count
             cluster = stack.enter_context(LocalCluster(n_workers=workers, threads_per_worker=1,
                                                        processes=True, dashboard_address=None))
             stack.enter_context(Client(cluster))
@@ -166,7 +174,7 @@ def _joblib_backend(backend: str, jobs: int, scheduler: str | None, stack: ExitS
             raise ProtocolError("the ray backend needs `pip install -r requirements-scale.txt`") from None
         register_ray()
         if not ray.is_initialized():
-            ray.init(address=scheduler, num_cpus=None if jobs == -1 else jobs,
+            ray.init(address=scheduler, num_cpus=jobs,
                      include_dashboard=False, log_to_driver=False)
             stack.callback(ray.shutdown)
     return backend
@@ -225,7 +233,7 @@ def run_experiment(benchmark: Benchmark, selectors: Sequence[str], sizes: Sequen
         tables = {name: t for name, p in paths.items() if (t := read_table(p, check)) is not None}
     todo = [name for name in selectors if name not in tables]
     if todo and use_cache:
-        with locked(paths[name] for name in todo):
+        with locked_if_possible(paths[name] for name in todo) as writable:
             # Another process may have written entries while we waited for the locks.
             for name in todo:
                 if (table := read_table(paths[name], check)) is not None:
@@ -233,11 +241,15 @@ def run_experiment(benchmark: Benchmark, selectors: Sequence[str], sizes: Sequen
             todo = [name for name in selectors if name not in tables]
             computed = _compute(benchmark, protocol, todo, sizes, jobs, backend, progress, scheduler)
             for name, table in computed.items():
-                atomic_write(paths[name], lambda tmp, t=table: t.to_parquet(tmp, index=False))
+                writable = writable and write_table(paths[name], table)
             tables.update(computed)
     elif todo:
         tables.update(_compute(benchmark, protocol, todo, sizes, jobs, backend, progress, scheduler))
-    results = pd.concat([tables[name] for name in selectors], ignore_index=True)
+    results = pd.concat([tables[name][list(_COLUMNS)] for name in selectors], ignore_index=True)
+    record = make_record(bundle=benchmark.name, bundle_hash=benchmark.content_hash, protocol=protocol.as_dict(),
+                         sizes=sizes, selectors={name: make_selector(name).get_params() for name in selectors},
+                         version=__version__, code=code_fingerprint())
+    results = stamp(results, record)
     results.attrs.update({
         "data": benchmark.name, "sizes": sizes, "selectors": selectors,
         **protocol.as_dict(), "mbutils_version": __version__,

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ResultsError
+from .provenance import check_unmixed
 from .protocol import rng_for
 from .validation import check_choice, check_int, check_number
 
@@ -51,6 +52,7 @@ def check_results(results: pd.DataFrame) -> None:
         )
     if results.empty:
         raise ResultsError("results table is empty")
+    check_unmixed(results)
 
 
 def _split_columns(split: str) -> tuple[str, str]:
@@ -68,6 +70,9 @@ def iter_groups(results: pd.DataFrame, split: str = "seen") -> Iterator[tuple[tu
         runs, counts = np.unique(group["run"].to_numpy(), return_counts=True)
         if (counts != counts[0]).any():
             raise ResultsError(f"{selector}, size {size}: runs have different numbers of targets")
+        if counts[0] < 2:
+            raise ResultsError(f"{selector}, size {size}: each run has {counts[0]} target model; "
+                               "at least 2 per run are needed to compare pairs")
         shape = (len(runs), counts[0])
         est = group["estimate"].to_numpy(dtype=np.float64).reshape(shape)
         cor = group[correct_col].to_numpy(dtype=np.int64).reshape(shape)

@@ -101,7 +101,7 @@ from scipy import special
 from scipy.stats import skewnorm
 
 from .benchmark import Benchmark
-from .cache import atomic_write, cache_dir, content_key
+from .cache import atomic_write, content_key, entry_path, report_once
 from .errors import BundleError
 
 #: Bump when the simulator's output for a given spec and seed changes (invalidates caches).
@@ -577,7 +577,7 @@ def cache_path(name: str, seed: int = 0) -> Path:
     """Where :func:`make_synthetic` keeps the arrays of (name, seed)."""
     spec = _spec_for(name)
     key = content_key(asdict(spec), SIMULATOR_VERSION)
-    return cache_dir() / "synthetic" / f"{name}-{int(seed)}-{key}.npz"
+    return entry_path("synthetic", name, str(int(seed)), key, suffix=".npz")
 
 
 def _spec_for(name: str) -> BenchmarkSpec:
@@ -594,7 +594,7 @@ _ARRAY_KEYS = ("correct", "confidence", "size_b", "instruct", "family", "ability
 
 def _load_arrays(path: Path) -> dict[str, np.ndarray] | None:
     """Arrays from a cache file, or None when it is absent or unreadable (then regenerate)."""
-    if not path.exists():
+    if not path.is_file():
         return None
     try:
         with np.load(path, allow_pickle=False) as data:
@@ -615,7 +615,11 @@ def make_synthetic(name: str, seed: int = 0) -> Benchmark:
             with open(tmp, "wb") as handle:
                 np.savez(handle, **arrays)
 
-        atomic_write(path, write)
+        try:
+            atomic_write(path, write)
+        except OSError as err:  # an unwritable cache costs a re-simulation next time, nothing more
+            report_once(f"the cache cannot be written ({err.strerror or err}: {path.parent}); "
+                        "the synthetic bundle is simulated without it")
     return _assemble(spec, name, seed, arrays)
 
 
