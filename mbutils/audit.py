@@ -21,6 +21,7 @@ With ``truth="full"`` the baseline's expected curve is also computed exactly
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -269,7 +270,7 @@ def _share_closer(results: pd.DataFrame, mdad: float, bin_width: float) -> float
 
 
 def _ci_models(results: pd.DataFrame, *, threshold: float, bin_width: float, tie_rule: str,
-               method: str, n_boot: int, rng: np.random.Generator) -> tuple[float, float]:
+               method: str, n_boot: int, rng: np.random.Generator, bar=None) -> tuple[float, float]:
     """Percentile CI of MDAD from resampling *models* (pairs sharing a model are dependent).
 
     A bootstrap sample draws the models with replacement; a pair (i, j) then counts
@@ -301,6 +302,8 @@ def _ci_models(results: pd.DataFrame, *, threshold: float, bin_width: float, tie
             rates = np.stack([monotone_rates(np.nan_to_num(r), tt) for r, tt in zip(rates, t)])
         b = first_crossing(rates, threshold).astype(np.float64)
         values.append(np.where(b < 0, np.inf, b * bin_width))
+        if bar is not None:
+            bar.update(len(b))
     lo, hi = np.quantile(np.concatenate(values), [0.025, 0.975], method="inverted_cdf")
     return (float(lo) if np.isfinite(lo) else np.nan), (float(hi) if np.isfinite(hi) else np.nan)
 
@@ -328,10 +331,17 @@ class AuditReport:
     mdad_rank: float            # share of random draws whose MDAD is <= the micro-benchmark's
 
 
+def _bar(total: int, desc: str, show: bool):
+    """A progress bar on stderr (a no-op one when hidden): the bootstrap can take tens of seconds."""
+    from tqdm.std import tqdm
+
+    return tqdm(total=total, desc=desc, unit="resample", disable=not show, leave=False, file=sys.stderr)
+
+
 def audit(benchmark: Benchmark, items: Sequence[str], weights=None, *, n_random: int = 100,
           seed: int = 0, threshold: float = 0.8, truth: str = "full", models=None,
           bin_width: float = 0.5, tie_rule: str = "paper", mdad_method: str = "first",
-          ci: str = "models", n_boot: int = 1000) -> AuditReport:
+          ci: str = "models", n_boot: int = 1000, progress: bool = False) -> AuditReport:
     """How well a fixed list of items ranks every pair of models, against random subsets.
 
     ``items``: item names; ``weights``: one non-negative weight per item (normalised), or
@@ -358,11 +368,14 @@ def audit(benchmark: Benchmark, items: Sequence[str], weights=None, *, n_random:
         raise ProtocolError(f"ci must be one of {', '.join(CI_METHODS)}, got {ci!r}")
     mdads = mdad_table(results, ci="none" if ci == "models" else ci, n_boot=n_boot, seed=seed, **opts)
     if ci == "models":
-        for row in mdads.index[mdads["reached"]]:
-            name = mdads.at[row, "selector"]
-            mdads.loc[row, ["ci_low", "ci_high"]] = _ci_models(
-                results[results["selector"] == name], threshold=threshold, bin_width=bin_width,
-                tie_rule=tie_rule, method=mdad_method, n_boot=n_boot, rng=rng_for(seed, "audit-ci", name))
+        reached = mdads.index[mdads["reached"]]
+        with _bar(len(reached) * n_boot, "audit: bootstrap over models", progress) as bar:
+            for row in reached:
+                name = mdads.at[row, "selector"]
+                mdads.loc[row, ["ci_low", "ci_high"]] = _ci_models(
+                    results[results["selector"] == name], threshold=threshold, bin_width=bin_width,
+                    tie_rule=tie_rule, method=mdad_method, n_boot=n_boot, rng=rng_for(seed, "audit-ci", name),
+                    bar=bar)
     summary = summary_table(results)[["selector", "tau", "tau_sd", "error", "error_sd"]]
     table = mdads.drop(columns=["size"]).merge(summary, on="selector")
     table["share_closer"] = [_share_closer(results[results["selector"] == s], m, bin_width)

@@ -195,8 +195,26 @@ def render_html(notebook: Path, html_path: Path) -> Path:
     return html_path
 
 
+def _kernel_manager_class():
+    """A kernel manager that talks to the kernel over Unix sockets (IPC) where the system has them.
+
+    A local kernel on TCP ports logs "running over TCP without encryption" on every start;
+    over IPC nothing listens on a port, so there is nothing to warn about (and nothing is
+    filtered from the kernel's own messages).
+    """
+    if os.name == "nt":
+        return None
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import CaselessStrEnum
+
+    class IPCKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+    return IPCKernelManager
+
+
 def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *, profile: str | None = None,
-                timeout: int | None = None, kernel: str = "python3") -> Path:
+                timeout: int | None = None, kernel: str = "python3", progress: bool = False) -> Path:
     """Execute a chapter with ``params`` into ``out_dir``; returns the path of the HTML page.
 
     ``params`` values may be strings as typed on a command line (``"10"`` -> 10,
@@ -215,6 +233,7 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
         check_choice(profile, PROFILES, "profile", ChapterError)
     absolute_data_path()  # the kernel's working directory is chapters/, not the caller's
     out.mkdir(parents=True, exist_ok=True)
+    manager = {"kernel_manager_class": cls} if (cls := _kernel_manager_class()) else {}
     with tempfile.TemporaryDirectory(dir=out, prefix=f".{source.stem}-") as tmp:
         executed = Path(tmp) / f"{source.stem}.ipynb"
         unexecuted = to_notebook(source, Path(tmp) / f"{source.stem}.source.ipynb")
@@ -222,8 +241,8 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
             with _environment({"MBUTILS_PROFILE": profile} if profile else {}):
                 papermill.execute_notebook(
                     str(unexecuted), str(executed), parameters=values, kernel_name=kernel,
-                    cwd=str(source.parent), progress_bar=False, log_output=False,
-                    execution_timeout=timeout,
+                    cwd=str(source.parent), progress_bar=progress, log_output=False,
+                    execution_timeout=timeout, **manager,
                 )
         except PapermillExecutionError as err:
             raise ChapterError(f"chapter {source.stem!r} failed: {_failure(err)}") from None

@@ -49,3 +49,19 @@ def check_number(value, what: str, error: type[MbutilsError] = MbutilsError, *, 
     if high is not None and value > high:
         raise error(f"{what} must be at most {high:g}, not {value:g}")
     return value
+
+
+def check_workers(value, what: str = "jobs", error: type[MbutilsError] = MbutilsError, *, high: int = 1024) -> int:
+    """A number of workers: -1 (all cores) or 1 to ``high``; 0 and other negatives are refused."""
+    value = check_int(value, what, error, low=-1, high=high)
+    if value == 0:
+        raise error(f"{what} must be -1 (all cores) or at least 1, not 0")
+    return value
+
+
+def check_names(values, what: str, error: type[MbutilsError] = MbutilsError) -> list[str]:
+    """A non-empty list of names (from a comma-separated option); an empty one is refused."""
+    values = [str(v).strip() for v in values if str(v).strip()]
+    if not values:
+        raise error(f"{what} must name at least one, not an empty list")
+    return values

@@ -52,7 +52,10 @@ def cases(*stages: str) -> list:
 def run_cli(*args) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in args])
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exit:  # argparse's usage errors
+            code = exit.code
     return code, out.getvalue(), err.getvalue()
 
 
@@ -81,8 +84,8 @@ def out_dir(tmp_path) -> Path:
     return folder
 
 
-def assert_refused(code: int, text: str, fragment: str) -> None:
-    assert code == 1, text
+def assert_refused(code: int, text: str, fragment: str, exit_code: int = 1) -> None:
+    assert code == exit_code, text
     assert fragment in text, text
     assert "Traceback" not in text and 'File "' not in text, text
 
@@ -160,8 +163,10 @@ def test_experiment_refuses_what_the_bundle_cannot_support(name, out_dir):
     leftovers = lambda: sorted(p.name for p in cache_dir().rglob("*.tmp"))  # noqa: E731
     before, stray = snapshot(folder_of(name)), leftovers()
     code, out, err = run_cli(*experiment_args(folder_of(name), run_settings(name), out_dir / "x.parquet"))
-    assert_refused(code, err, case["expect"])
-    assert out == "" and err.count("error: ") == 1 and len(err.strip().splitlines()) == 1, err
+    assert_refused(code, err, case.get("cli_expect", case["expect"]), case.get("cli_exit", 1))
+    message = err.strip().splitlines()[-1 if "cli_exit" in case else 0]  # usage errors follow the usage lines
+    assert out == "" and err.count("error: ") == 1 and err.strip().endswith(message), err
+    assert len(err.strip().splitlines()) == 1 or case.get("cli_exit") == 2, err
     assert list(out_dir.iterdir()) == []
     assert snapshot(folder_of(name)) == before and leftovers() == stray
 
