@@ -349,3 +349,44 @@ def not_reached_counts(results) -> "pd.DataFrame":  # noqa: F821
         rows.append({"threshold": t, "cells": len(table), "not reached": int((~table["reached"]).sum()),
                      "reference code would plot": f"{int((~table['reached']).sum())} x 50 points"})
     return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ the worked example
+def worked_example() -> pd.DataFrame:
+    """A results table small enough to follow by hand: four models, a 20-item seen half,
+    a 5-item micro-benchmark, three runs (the measures chapter computes every measure on it).
+
+    The counts are chosen so that the example shows each rule once: a pair tied on the full
+    benchmark, an estimated tie, a pair ordered the wrong way, and pairs in several bins.
+    """
+    seen_correct = {"A": 12, "B": 12, "C": 9, "D": 5}            # of 20 seen items
+    # A and B are tied on the benchmark: their pair agrees only where A's estimate is higher
+    # (runs 0 and 1, not run 2). Run 0 orders B and C the wrong way; estimated ties: A-C in
+    # runs 0 and 2, C-D in run 1.
+    estimates = [{"A": 0.6, "B": 0.4, "C": 0.6, "D": 0.2},
+                 {"A": 0.8, "B": 0.6, "C": 0.4, "D": 0.4},
+                 {"A": 0.4, "B": 0.6, "C": 0.4, "D": 0.2}]
+    rows = [{"run": run, "selector": "random", "size": 5, "model": m, "estimate": est[m],
+             "seen_correct": seen_correct[m], "n_seen": 20, "unseen_correct": seen_correct[m], "n_unseen": 20,
+             "seen_accuracy": seen_correct[m] / 20, "unseen_accuracy": seen_correct[m] / 20,
+             "full_accuracy": seen_correct[m] / 20}
+            for run, est in enumerate(estimates) for m in seen_correct]
+    return pd.DataFrame(rows)
+
+
+def pair_table(results: pd.DataFrame, run: int = 0, bin_width: float = 0.5) -> pd.DataFrame:
+    """Every target pair of one run, with the quantities the agreement rules read."""
+    from .metrics import pair_agreement
+
+    part = results[results["run"] == run].sort_values("model")
+    models, est = part["model"].to_numpy(), part["estimate"].to_numpy(float)
+    correct, n = part["seen_correct"].to_numpy(int), int(part["n_seen"].iloc[0])
+    i, j = np.triu_indices(len(models), k=1)
+    true_diff, est_diff = correct[i] - correct[j], est[i] - est[j]
+    agrees, counted = pair_agreement(est_diff, true_diff)
+    return pd.DataFrame({
+        "pair": [f"{a}-{b}" for a, b in zip(models[i], models[j])],
+        "c_a - c_b": true_diff, "true gap (points)": 100 * np.abs(true_diff) / n,
+        "bin": gap_bins(true_diff, np.full(true_diff.shape, n), bin_width),
+        "estimated difference (points)": 100 * est_diff, "agrees": agrees.astype(bool),
+    })

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import html
 
-import numpy as np
 
-from . import book, metrics, plots
+from . import book, claims, metrics, plots
 
 
 def _snake(text: str) -> str:
@@ -23,8 +22,9 @@ def _snake(text: str) -> str:
 class BenchmarkStudy:
     """One benchmark chapter's experiment (all selectors × sizes × runs) and its sections."""
 
-    def __init__(self, setting: book.Setting, selectors=None, threshold: float = 0.8):
+    def __init__(self, setting: book.Setting, selectors=None, threshold: float = 0.8, glue_prefix: str | None = None):
         self.cfg = setting
+        self.prefix = _snake(glue_prefix or setting.data.key)
         self.selectors = book.paper_selectors(setting, selectors)
         self.threshold = float(threshold)
         self.res = setting.results(self.selectors)
@@ -53,18 +53,20 @@ class BenchmarkStudy:
                    caption=self.cfg.caption(f"MDAD (points) at threshold {self.threshold:g}, with the paper's 95% CI."))
         book.table(book.summary_wide(self.summary),
                    caption=self.cfg.caption("Kendall tau-b and estimation error (points), mean over runs."))
+        book.claim_note("Kendall τ, computed", claims.tau_from(self.summary), f"{self.prefix}_tau_from")
+        book.claim_note("Noise yardstick, computed",
+                        claims.noise_yardstick(metrics.mdad_table(self.res, threshold=self.threshold, ci="runs"),
+                                               len(self.cfg.benchmark.subtask_names)),
+                        f"{self.prefix}_noise")
 
-    def seen_vs_unseen(self) -> dict:
+    def seen_vs_unseen(self) -> claims.Claim:
         """Figure 6 of the paper, and which method loses most when judged on the unseen half."""
         unseen = metrics.mdad_table(self.res, threshold=self.threshold, split="unseen")
         book.show(plots.seen_vs_unseen(self.mdad, unseen),
                   self.cfg.caption("MDAD judged against accuracy on the seen half vs on the unseen half."))
-        loss = unseen_loss(self.mdad, unseen)
-        if loss is None:
-            book.note("Seen vs unseen", "No size has a reached MDAD on both halves, so there is no loss to compare.")
-            return {}
-        book.note("Seen vs unseen, computed", html.escape(loss["sentence"]))
-        return loss
+        claim = claims.unseen_loss(self.mdad, unseen)
+        book.claim_note("Seen vs unseen, computed", claim, f"{self.prefix}_unseen_loss")
+        return claim
 
     def thresholds(self) -> None:
         """The appendix figure: MDAD at agreement thresholds 0.7, 0.8 and 0.9."""
@@ -84,45 +86,14 @@ class BenchmarkStudy:
                   cfg.caption(f"MDAD (points) at k = {cfg.source_size} against the number of source models "
                               f"(bands: the paper's 95% CI).", runs=cfg.source_runs, sizes=[cfg.source_size],
                               n_sources=", ".join(map(str, cfg.source_counts))))
-        spread = sources_spread(sweep)
-        if spread:
-            book.note("Sources sweep, computed", html.escape(spread))
+        book.claim_note("Sources sweep, computed", claims.sources_spread(sweep), f"{self.prefix}_sources_spread")
 
-    def in_short(self, prefix: str) -> dict:
+    def in_short(self) -> dict:
         """The headline numbers, glued as ``<prefix>_<name>`` for the front page, and a paragraph."""
         from IPython.display import HTML, display
 
         facts = book.benchmark_facts(self.cfg, self.res, self.mdad, self.summary)
         for name, value in facts.items():
-            book.glue(f"{_snake(prefix)}_{name}", value)
+            book.glue(f"{self.prefix}_{name}", value)
         display(HTML(book.facts_html(facts, self.cfg)))
         return facts
-
-
-# ------------------------------------------------------------ computed sentences
-def unseen_loss(seen, unseen) -> dict | None:
-    """Which method's MDAD grows most from the seen to the unseen half (mean over the sizes
-    where both are reached), as numbers and as a sentence whose wording follows them."""
-    both = seen.merge(unseen, on=["selector", "size"], suffixes=("_seen", "_unseen"))
-    both = both[np.isfinite(both["mdad_seen"]) & np.isfinite(both["mdad_unseen"])]
-    if both.empty:
-        return None
-    loss = (both["mdad_unseen"] - both["mdad_seen"]).groupby(both["selector"]).mean().sort_values()
-    worst, best = loss.index[-1], loss.index[0]
-    sentence = (f"Judged on the unseen half, the MDAD of {plots.label(worst)} grows most "
-                f"({loss.iloc[-1]:+.1f} points on average over the sizes where both are reached) and that of "
-                f"{plots.label(best)} least ({loss.iloc[0]:+.1f}).")
-    return {"worst": worst, "worst_loss": float(loss.iloc[-1]), "best": best, "best_loss": float(loss.iloc[0]),
-            "sentence": sentence}
-
-
-def sources_spread(sweep) -> str:
-    """How much each method's MDAD moves across the source counts run, in one sentence."""
-    finite = sweep[np.isfinite(sweep["mdad"])]
-    if finite.empty or finite["n_sources"].nunique() < 2:
-        return ""
-    span = finite.groupby("selector")["mdad"].agg(lambda v: v.max() - v.min()).sort_values()
-    counts = sorted(sweep["n_sources"].unique())
-    return (f"From {counts[0]} to {counts[-1]} sources, the MDAD of {plots.label(span.index[-1])} moves most "
-            f"({span.iloc[-1]:.1f} points between its smallest and largest value) and that of "
-            f"{plots.label(span.index[0])} least ({span.iloc[0]:.1f}).")

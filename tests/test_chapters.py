@@ -148,6 +148,69 @@ def test_front_page_glue_keys_are_produced_by_their_chapters(executed):
         assert not missing, f"{chapter} glues no {sorted(missing)} for the front page"
 
 
+def _claims_of(nb) -> dict[str, tuple[str, str]]:
+    """key -> (glued sentence, glued payload) for every claim a chapter glued."""
+    import ast
+
+    glued = {k: ast.literal_eval(v) for k, v in _glued(nb).items()}
+    return {k.removesuffix("__claim"): (glued[k.removesuffix("__claim")], v)
+            for k, v in glued.items() if k.endswith("__claim")}
+
+
+def test_glued_claims_say_what_their_inputs_say(executed):
+    """Every computed sentence on every page is what its inputs give today."""
+    from mbutils import claims
+
+    seen = 0
+    for (chapter, variant), result in executed.items():
+        if isinstance(result, Exception):
+            continue
+        for key, (text, payload) in _claims_of(result[1]).items():
+            assert claims.recompute(payload).text == text, f"{chapter} ({variant}): claim {key} no longer holds"
+            seen += 1
+    assert seen >= 10, f"only {seen} glued claims found"
+
+
+def test_benchmark_claims_follow_the_chapters_results(executed):
+    """The claims of bench_gpqa, recomputed from the experiment itself (served by the cache the
+    chapter filled), not from what the chapter glued."""
+    from mbutils import claims, metrics
+
+    _, nb = _result(executed, "bench_gpqa", "real")
+    glued = {k: text for k, (text, _) in _claims_of(nb).items()}
+    p = params_for("bench_gpqa", "real")
+    cfg = book.configure(p["data"], sizes=p["sizes"], runs=p["runs"], sources=p["sources"], targets=p["targets"],
+                         seed=p["seed"], source_counts=p["source_counts"], source_runs=p["source_runs"],
+                         profile="quick", jobs=1)
+    res = cfg.results(book.PAPER_SELECTORS)
+    seen, unseen = metrics.mdad_table(res), metrics.mdad_table(res, split="unseen")
+    assert glued["gpqa_unseen_loss"] == claims.unseen_loss(seen, unseen).text
+    assert glued["gpqa_tau_from"] == claims.tau_from(metrics.summary_table(res)).text
+    assert glued["gpqa_noise"] == claims.noise_yardstick(metrics.mdad_table(res, ci="runs"), 1).text
+
+
+def test_a_claim_changes_its_words_when_its_numbers_change():
+    from mbutils import claims
+
+    mdad = _mdad([("random", 10, 12.0), ("random", 50, 4.0), ("anchor_points", 10, 8.0), ("anchor_points", 50, 4.5)])
+    mdad["ci_high"] = mdad["mdad"] + 1.0
+    assert claims.catch_up({"B": mdad}).text == "B: from k = 50"
+    mdad.loc[2, "mdad"], mdad.loc[2, "ci_high"] = 12.5, 13.0  # anchor no better at k = 10
+    assert claims.catch_up({"B": mdad}).text == "B: from k = 10"
+    mdad.loc[1, "mdad"] = np.nan  # random not reached at the largest size
+    assert claims.catch_up({"B": mdad}).text == "B: not within the sizes run (up to 50)"
+    table = _mdad([("random", 10, np.nan), ("random", 25, 3.0)])
+    assert claims.not_reached(table, 0.9).text == "the 90% level is not reached in 1 of the 2 cells"
+    assert claims.not_reached(table.fillna(9.0), 0.9).text == "the 90% level is reached in every one of the 2 cells"
+    summary = pd.DataFrame({"selector": "random", "size": [10, 50, 100], "tau": [0.25, 0.46, 0.81]})
+    assert claims.tau_from(summary).text.endswith("reaches 0.8 from k = 100 (τ = 0.81)")
+    assert "stays below 0.9" in claims.tau_from(summary, level=0.9).text
+    payload = claims.tau_from(summary).payload()
+    assert claims.recompute(payload).text == claims.tau_from(summary).text
+    tampered = payload.replace("0.81", "0.79")
+    assert claims.recompute(tampered).text != claims.tau_from(summary).text
+
+
 def test_synthetic_data_is_announced_on_the_page(executed):
     _, nb = _result(executed, "bench_gpqa", "synthetic")
     banner = "".join(o["data"].get("text/html", "") for c in nb.cells for o in c.get("outputs", [])

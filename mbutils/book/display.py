@@ -139,6 +139,21 @@ def glue(key: str, value, display: bool = False) -> None:
     _glue(key, value, display=display)
 
 
+def glue_claim(key: str, claim) -> str:
+    """Glue a computed :class:`mbutils.claims.Claim` as ``key`` and its inputs as ``key__claim``,
+    so the sentence on the page can be checked against the numbers; returns the sentence."""
+    glue(key, claim.text)
+    glue(f"{key}__claim", claim.payload())
+    return claim.text
+
+
+def claim_note(title: str, claim, key: str | None = None) -> None:
+    """Show a computed claim as a note (glued under ``key`` when given)."""
+    if key:
+        glue_claim(key, claim)
+    note(title, html.escape(claim.text[:1].upper() + claim.text[1:]) + ".")
+
+
 def settings_list(settings: dict, title: str) -> str:
     """An admonition listing the data and settings of several experiments."""
     items = []
