@@ -13,6 +13,8 @@ import csv
 import io
 import json
 import os
+import stat
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -126,7 +128,7 @@ def find_bundle(name_or_dir: str | Path) -> Path:
     name = str(name_or_dir)
     if not name.strip():
         raise BundleError("no bundle given: name a bundle (e.g. gpqa) or a bundle folder")
-    path = Path(name).expanduser()
+    path = _spelled_as_on_disk(Path(name).expanduser())
     if path.is_dir():
         return path.resolve()
     if path.exists():
@@ -134,8 +136,9 @@ def find_bundle(name_or_dir: str | Path) -> Path:
     looks_like_path = len(path.parts) != 1 or name in (".", "..")
     if not looks_like_path:
         for root in search_path():
-            if (root / name / RESPONSES).is_file():
-                return (root / name).resolve()
+            found = _spelled_as_on_disk(root / name)
+            if (found / RESPONSES).is_file():
+                return found.resolve()
     roots = search_path()
     env_roots = ", ".join(str(r) for r in roots[:-1]) or "(MBUTILS_DATA is not set)"
     available = ", ".join(list_bundles()) or "none"
@@ -150,12 +153,53 @@ def find_bundle(name_or_dir: str | Path) -> Path:
     )
 
 
+def _spelled_as_on_disk(path: Path) -> Path:
+    """``path``, or its other Unicode spelling (NFC/NFD) when only that one exists: 'é' typed
+    as one character or as 'e' + accent names the same folder."""
+    if path.exists():
+        return path
+    for form in ("NFC", "NFD"):
+        other = Path(unicodedata.normalize(form, str(path)))
+        if other.exists():
+            return other
+    return path
+
+
 # -- reading CSV with line numbers --------------------------------------------
 
 
+def _not_a_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a file (folder, FIFO, link loop, ...); None if it can."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as err:
+        if os.path.lexists(path):
+            return (f"is a symbolic link that leads nowhere ({err.strerror.lower()}); "
+                    "point it at the file or replace it with the file")
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    what = "a folder" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else \
+        "not a regular file"
+    return f"is {what}, not a file; replace it with the file itself"
+
+
+def _present(folder: Path, file: str, log: "_Log") -> bool:
+    """True when the bundle file exists as a regular file; anything else there is reported."""
+    why = _not_a_file(folder / file)
+    if why:
+        log.error(file, "", why)
+        return False
+    return (folder / file).is_file()
+
+
 def _decode(path: Path, log: _Log) -> str | None:
-    """The file's text, or None after reporting that it is not UTF-8."""
-    data = path.read_bytes()
+    """The file's text, or None after reporting that it is not UTF-8 (or cannot be read at all)."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        log.error(path.name, "", f"cannot be read ({(err.strerror or str(err)).lower()}); check its permissions")
+        return None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -181,8 +225,8 @@ class _Table:
 def _read_table(folder: Path, file: str, log: _Log, *, key: str, required: bool, what: str) -> _Table | None:
     """Open one CSV; ragged rows and CSV syntax errors are reported while the rows are consumed."""
     path = folder / file
-    if not path.is_file():
-        if required:
+    if not _present(folder, file, log):
+        if required and not os.path.lexists(path):
             log.error(file, "", f"file not found in {folder}; every bundle needs one ({what})")
         return None
     text = _decode(path, log)
@@ -203,12 +247,19 @@ def _read_table(folder: Path, file: str, log: _Log, *, key: str, required: bool,
     def rows() -> Iterator[tuple[int, list[str]]]:
         ragged: list[tuple[str, str]] = []
         n_ragged = 0
+        start = reader.line_num + 1  # the line where the next row begins
         try:
             for row in reader:
+                row_start, start = start, reader.line_num + 1
                 if not row:
                     continue  # blank line
                 if len(row) == len(header):
                     yield reader.line_num, row
+                    continue
+                if any("\n" in field for field in row):
+                    log.error(file, f"row {row_start}",
+                              f"a quote (\") opens a field that is never closed, so rows {row_start} to "
+                              f"{reader.line_num} read as one; close the quote or remove it")
                     continue
                 n_ragged += 1
                 if len(ragged) < MAX_LISTED:
@@ -295,6 +346,16 @@ def _duplicates(names: np.ndarray, lines) -> tuple[list[tuple[str, list]], int]:
     return [(n, where[names_dup == n].tolist()) for n in order[:MAX_LISTED]], len(order)
 
 
+def _separator_hint(header: list[str]) -> str:
+    """A hint when a one-column header looks separated by semicolons or tabs (a spreadsheet export)."""
+    if len(header) == 1:
+        for sep, name in ((";", "semicolons"), ("\t", "tabs")):
+            if sep in header[0]:
+                return (f" (the header looks separated by {name}, not commas: save the file as "
+                        "comma-separated CSV)")
+    return ""
+
+
 def _read_responses(folder: Path, log: _Log) -> _Responses | None:
     table = _read_table(
         folder, RESPONSES, log, key="model", required=True,
@@ -309,7 +370,7 @@ def _read_responses(folder: Path, log: _Log) -> _Responses | None:
     items = np.array(header[1:], dtype=object)
     if items.size == 0:
         log.error(RESPONSES, "row 1 (header)",
-                  "no item columns; the header must be model, then one column per item")
+                  "no item columns; the header must be model, then one column per item" + _separator_hint(header))
         return None
     empty = np.flatnonzero(items == "")
     if empty.size:
@@ -417,7 +478,7 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
     if absent:
         log.error(ITEMS, "row 1 (header)",
                   f"no {' or '.join(repr(c) for c in absent)} column (columns found: {', '.join(columns)}); "
-                  "items.csv needs the columns item,subtask")
+                  "items.csv needs the columns item,subtask" + _separator_hint(table.header))
     for name, cols in _duplicates(np.array(columns, dtype=object), np.arange(1, len(columns) + 1))[0]:
         log.error(ITEMS, "row 1 (header)",
                   f"column '{name}' appears {len(cols)} times (columns {_numbers(cols)})")
@@ -606,15 +667,26 @@ def _read_models(folder: Path, resp: _Responses | None, log: _Log) -> pd.DataFra
     return info.reindex(_index(resp.models, name="model")).reset_index()
 
 
+def _object(pairs: list[tuple[str, object]], repeated: list[str]) -> dict:
+    """A JSON object, noting keys given twice (``json`` would keep the last without a word)."""
+    seen: dict = {}
+    for key, value in pairs:
+        if key in seen:
+            repeated.append(key)
+        seen[key] = value
+    return seen
+
+
 def _read_target_sets(folder: Path, resp: _Responses | None, log: _Log) -> dict[str, list[str]]:
     path = folder / TARGET_SETS
-    if not path.is_file():
+    if not _present(folder, TARGET_SETS, log):
         return {}
     text = _decode(path, log)
     if text is None:
         return {}
+    repeated: list[str] = []
     try:
-        sets = json.loads(text)
+        sets = json.loads(text, object_pairs_hook=lambda pairs: _object(pairs, repeated))
     except json.JSONDecodeError as err:
         log.error(TARGET_SETS, f"line {err.lineno}, column {err.colno}", f"not valid JSON ({err.msg})")
         return {}
@@ -626,6 +698,9 @@ def _read_target_sets(folder: Path, resp: _Responses | None, log: _Log) -> dict[
                   "must be a JSON object mapping each set name to a list of model names, "
                   f'e.g. {{"7b_instruct": ["org/a", "org/b"]}}; found a {type(sets).__name__}')
         return {}
+    for name in dict.fromkeys(repeated):
+        log.error(TARGET_SETS, f"set '{name}'", "is defined more than once; keep one definition "
+                  "(JSON readers silently keep only the last)")
     known = set(resp.models) if resp is not None else None
     good: dict[str, list[str]] = {}
     for name, members in sets.items():

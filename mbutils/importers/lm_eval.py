@@ -93,6 +93,12 @@ def _latest(files: list[tuple]) -> list[tuple]:
         if key not in best:
             best[key] = entry
             continue
+        here, there = entry[2].path.parent, best[key][2].path.parent
+        if here.resolve() != there.resolve():
+            raise BundleError(
+                f"two folders log the same model name {key[0]!r} for task {key[1]!r}: {there} and {here}; "
+                "one would silently replace the other. Import them separately, or give one of them its "
+                "own model_name in its results file")
         old, new = sorted([best[key], entry], key=lambda e: e[2].stamp)
         warnings.warn(f"{key[0]} / {key[1]}: several runs; using {new[2].path.name}, "
                       f"skipping {old[2].path.name}", stacklevel=4)

@@ -102,19 +102,22 @@ def _iter_records(path: Path, metric: str, subtask_field: str | None = None) -> 
     if path.suffix == ".parquet":
         yield from _parquet_records(path, metric, subtask_field)
         return
-    with path.open(encoding="utf-8") as fh:
+    with path.open("rb") as fh:
         head = fh.read(4096).lstrip()
-        fh.seek(0)
-        if head.startswith("["):  # earliest 0.4 tracker: one JSON array
-            try:
-                records = json.load(fh)
-            except json.JSONDecodeError as err:
-                raise BundleError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}); the file "
-                                  "may be truncated: re-run the evaluation or remove the file") from None
-            for number, record in enumerate(records, 1):
-                yield number, _record_dict(record, path, number)
-            return
-        for number, line in enumerate(fh, 1):
+    if head.startswith(b"["):  # earliest 0.4 tracker: one JSON array
+        data = path.read_bytes()
+        text = "\n".join(_utf8_line(raw, path, n) for n, raw in enumerate(data.split(b"\n"), 1))
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise BundleError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}); the file "
+                              "may be truncated: re-run the evaluation or remove the file") from None
+        for number, record in enumerate(records, 1):
+            yield number, _record_dict(record, path, number)
+        return
+    with path.open("rb") as fh:  # bytes, so a bad byte is reported at its own line
+        for number, raw in enumerate(fh, 1):
+            line = _utf8_line(raw, path, number)
             if not line.strip():
                 continue
             try:
@@ -124,6 +127,27 @@ def _iter_records(path: Path, metric: str, subtask_field: str | None = None) -> 
                     f"{path}, line {number}: not valid JSON ({err.msg} at column {err.colno}); the "
                     "file may be truncated or edited: re-run the evaluation or remove the file") from None
             yield number, _record_dict(record, path, number)
+
+
+def _utf8_line(raw: bytes, path: Path, number: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise BundleError(f"{path}, line {number}: not UTF-8 text (byte 0x{raw[err.start]:02x} at column "
+                          f"{err.start + 1}); the log may be damaged: re-run the evaluation or remove the file") from None
+
+
+def _doc_id(value) -> int:
+    """A document id as logged: an integer, or text or a float holding one exactly (2.7 is refused)."""
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    raise ValueError(value)
 
 
 def _record_dict(record, path: Path, number: int) -> dict:
@@ -232,11 +256,14 @@ def _table_from_records(records: Iterable[tuple[int, dict]], source: str, *, mod
             raise BundleError(f"{source}, {unit} {number}: {metric} = {str(rec[metric])[:60]!r} is not 0/1, "
                               "so it cannot be a correctness value; choose a per-item 0/1 metric "
                               "(e.g. acc, acc_norm, exact_match)")
-        try:
-            doc_id = int(rec["doc_id"])
-        except (KeyError, TypeError, ValueError):
+        if "doc_id" not in rec:
             raise BundleError(f"{source}, {unit} {number}: no integer 'doc_id'; is this an "
-                              "lm-evaluation-harness samples file?") from None
+                              "lm-evaluation-harness samples file?")
+        try:
+            doc_id = _doc_id(rec["doc_id"])
+        except (TypeError, ValueError):
+            raise BundleError(f"{source}, {unit} {number}: doc_id {str(rec['doc_id'])[:40]!r} is not a whole "
+                              "number; document ids must be integers (the log may have been edited)") from None
         cols["line"].append(number)
         cols["filter"].append(str(rec.get("filter") or "none"))
         cols["doc_id"].append(doc_id)
