@@ -19,7 +19,7 @@ def register(name: str, factory: Callable[[], Selector]) -> None:
     _REGISTRY[name] = factory
 
 
-FAMILIES = ("random_sampling", "confidence", "diversity", "anchor", "tinybench")
+FAMILIES = ("random_sampling", "confidence", "diversity", "anchor", "tinybench", "adaptive")
 
 
 def _load_families() -> None:
