@@ -37,6 +37,9 @@ STYLES: dict[str, SelectorStyle] = {
     "tinybenchmarks_irt": SelectorStyle("tinyBenchmarks IRT", "#56b4e9", "--", "X"),
     "tinybenchmarks_pirt": SelectorStyle("tinyBenchmarks p-IRT", "#56b4e9", ":", "X"),
     "tinybenchmarks_gpirt": SelectorStyle("tinyBenchmarks gp-IRT", "#1d4e89", "-.", "X"),
+    "adaptive_fisher": SelectorStyle("Adaptive (Fisher information)", "#ca9161", "-", "*"),
+    "adaptive_randomesque": SelectorStyle("Adaptive, randomesque", "#ca9161", "--", "*"),
+    "adaptive_pirt": SelectorStyle("Adaptive p-IRT", "#8c564b", ":", "*"),
 }
 
 _EXTRA_COLORS = ("#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#9467bd")
