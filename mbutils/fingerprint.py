@@ -14,8 +14,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent
 #: Modules and subpackages that only read or present results (tables, figures, pages, the
 #: command line): editing them changes no cached experiment, so they do not invalidate it.
-PRESENTATION = frozenset({"plots", "book", "styles.py", "reports.py", "sections.py", "chapters.py", "cli.py",
-                          "__main__.py", "sphinxext.py", "tables.py"})
+PRESENTATION = frozenset({"plots", "book", "styles.py", "reports.py", "claims.py", "cat_book.py", "sections.py",
+                          "chapters.py", "cli.py", "__main__.py", "sphinxext.py", "tables.py"})
 
 
 def source_fingerprint(root: Path = PACKAGE, *, include_presentation: bool = False) -> str:

@@ -32,7 +32,7 @@ def note(title: str, body_html: str, kind: str = "note") -> None:
 COLUMN_PX = 720
 #: The smallest text a reader should have to read on a figure, in CSS px as displayed.
 MIN_TEXT_PX = 9.0
-_DPI_RANGE = (60.0, 140.0)
+_DPI_RANGE = (24.0, 140.0)  # a wide figure is drawn smaller and its text scaled up, not shrunk on screen
 _figures_shown = 0  # figure numbers run through one page (one kernel)
 
 
