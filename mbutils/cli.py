@@ -167,12 +167,19 @@ def _note_confidence_fallback(bench, selectors: list[str]) -> None:
 
 # -- the commands -------------------------------------------------------------------------------
 
+def _check_target_set(name: str | None) -> None:
+    """An empty --target-set is a mistake, not 'no target set'."""
+    if name is not None and not name.strip():
+        raise ResultsError("--target-set is empty; name a target set of the bundle, or leave the option out")
+
+
 def cmd_experiment(args) -> int:
     from .datasets import load_bundle
     from .experiment import run_experiment
     from .protocol import Protocol
 
     _check_out(args.out)
+    _check_target_set(args.target_set)
     bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
     protocol = Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs,
                         seed=args.seed, target_set=args.target_set)
@@ -272,8 +279,9 @@ def cmd_import(args) -> int:
         warnings.simplefilter("always")
         confidence = False if args.no_confidence else None
         if args.format == "lm-eval":
-            if not args.paths:
-                raise ResultsError("give one or more lm-evaluation-harness output files or folders")
+            if not args.paths or not all(p.strip() for p in args.paths):
+                raise ResultsError("give one or more lm-evaluation-harness output files or folders "
+                                   "(an empty path would mean the current folder)")
             bench = importers.import_lm_eval(
                 args.paths, args.metric or "acc", filter=args.filter, name=args.name or Path(args.out).name,
                 items=args.items, check_docs=args.doc_check or "error", confidence=confidence,
@@ -358,8 +366,11 @@ def cmd_audit(args) -> int:
     from .audit import audit, format_audit, read_items, read_weights
     from .datasets import load_bundle
 
-    if args.out:
+    if args.out is not None:
         _check_out(args.out)
+    _check_target_set(args.target_set)
+    if args.weights is not None and not args.weights.strip():
+        raise ResultsError("--weights is empty; give a weights file, or leave the option out for a plain mean")
     bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
     items, weights = read_items(args.items)
     if args.weights:
@@ -369,7 +380,7 @@ def cmd_audit(args) -> int:
                    tie_rule=args.tie_rule, mdad_method=args.method, ci=args.ci, n_boot=args.bootstrap,
                    progress=not args.quiet)
     sys.stdout.write(format_audit(report, max_gap=args.max_gap))
-    if args.out:
+    if args.out is not None:
         _write_table(report.results, args.out)
     return 0
 
