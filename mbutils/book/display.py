@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
+import warnings
 from io import BytesIO
 
 import numpy as np
@@ -56,7 +57,9 @@ def _readable(fig, dpi: float) -> None:
         for t in texts:
             t.set_fontsize(t.get_fontsize() * factor)
         left, bottom, right, top = getattr(fig, "mbutils_layout_rect", (0, 0, 1, 1))
-        fig.tight_layout(rect=(left, min(bottom * factor, 0.4), right, top))  # room for the larger legend
+        with warnings.catch_warnings():  # a crowded grid keeps its layout; the tight bbox still fits it all
+            warnings.filterwarnings("ignore", message="Tight layout not applied", category=UserWarning)
+            fig.tight_layout(rect=(left, min(bottom * factor, 0.4), right, top))  # room for the larger legend
 
 
 def render_figure(fig, caption: str, *, alt: str | None = None) -> str:
