@@ -17,14 +17,19 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
-    """Tests never read or pollute the user's cache."""
-    old = os.environ.get("MBUTILS_CACHE")
+    """Tests never read or pollute the user's caches: mbutils' results, and matplotlib's font
+    list (a list left by another installation names font files that are gone, and matplotlib
+    then logs 'findfont' lines to stderr in every chapter kernel)."""
+    names = ("MBUTILS_CACHE", "MPLCONFIGDIR")
+    old = {name: os.environ.get(name) for name in names}
     os.environ["MBUTILS_CACHE"] = str(tmp_path_factory.mktemp("mbutils-cache"))
+    os.environ["MPLCONFIGDIR"] = str(tmp_path_factory.mktemp("matplotlib"))
     yield
-    if old is None:
-        os.environ.pop("MBUTILS_CACHE", None)
-    else:
-        os.environ["MBUTILS_CACHE"] = old
+    for name, value in old.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def real_bundle(name: str) -> Path:
