@@ -195,20 +195,25 @@ def render_html(notebook: Path, html_path: Path) -> Path:
     return html_path
 
 
-def _kernel_manager_class():
+def _kernel_manager_class(socket_dir: str):
     """A kernel manager that talks to the kernel over Unix sockets (IPC) where the system has them.
 
     A local kernel on TCP ports logs "running over TCP without encryption" on every start;
     over IPC nothing listens on a port, so there is nothing to warn about (and nothing is
-    filtered from the kernel's own messages).
+    filtered from the kernel's own messages). The sockets live in ``socket_dir``, one folder
+    per run: kernels started side by side must never find each other's sockets.
     """
     if os.name == "nt":
         return None
     from jupyter_client.manager import AsyncKernelManager
-    from traitlets import CaselessStrEnum
+    from traitlets import CaselessStrEnum, default
 
     class IPCKernelManager(AsyncKernelManager):
         transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+        @default("ip")
+        def _private_socket_prefix(self):
+            return os.path.join(socket_dir, "kernel")
 
     return IPCKernelManager
 
@@ -233,8 +238,10 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
         check_choice(profile, PROFILES, "profile", ChapterError)
     absolute_data_path()  # the kernel's working directory is chapters/, not the caller's
     out.mkdir(parents=True, exist_ok=True)
-    manager = {"kernel_manager_class": cls} if (cls := _kernel_manager_class()) else {}
-    with tempfile.TemporaryDirectory(dir=out, prefix=f".{source.stem}-") as tmp:
+    # sockets in a short private folder (Unix socket paths are limited to about 100 bytes)
+    with tempfile.TemporaryDirectory(prefix="mbutils-kernel-") as sockets, \
+            tempfile.TemporaryDirectory(dir=out, prefix=f".{source.stem}-") as tmp:
+        manager = {"kernel_manager_class": cls} if (cls := _kernel_manager_class(sockets)) else {}
         executed = Path(tmp) / f"{source.stem}.ipynb"
         unexecuted = to_notebook(source, Path(tmp) / f"{source.stem}.source.ipynb")
         try:
