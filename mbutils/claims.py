@@ -25,6 +25,7 @@ class Claim:
     text: str
     fn: str
     inputs: dict = field(default_factory=dict)
+    value: float | None = None   # the number the sentence turns on, for other computations (not an input)
 
     def payload(self) -> str:
         """The claim as JSON: enough to recompute ``text`` with :func:`recompute`."""
@@ -141,15 +142,15 @@ def noise_yardstick(mdad: pd.DataFrame | list[dict], n_subtasks: int) -> Claim:
             text = (f"here subtask-stratified sampling is the same method as uniform random sampling, yet their "
                     f"MDADs differ by up to {_pts(gap.max())} (at k = {k}): differences between methods smaller "
                     f"than that are within run-to-run noise")
-            return Claim(text, "noise_yardstick", inputs | {"yardstick": float(gap.max())})
+            return Claim(text, "noise_yardstick", inputs, value=float(gap.max()))
     rand = table[table["selector"] == "random"]
     half = ((rand["ci_high"] - rand["ci_low"]) / 2).dropna() if {"ci_low", "ci_high"} <= set(rand) else pd.Series()
     if half.empty:
         return Claim("no noise yardstick can be computed here (random sampling's MDAD has no CI)", "noise_yardstick",
-                     inputs | {"yardstick": None})
+                     inputs)
     text = (f"the 95% CI of random sampling's MDAD is typically ±{_pts(half.median())} wide: differences between "
             f"methods smaller than that are within run-to-run noise")
-    return Claim(text, "noise_yardstick", inputs | {"yardstick": float(half.median())})
+    return Claim(text, "noise_yardstick", inputs, value=float(half.median()))
 
 
 def unseen_loss(seen: pd.DataFrame | list[dict], unseen: pd.DataFrame | list[dict]) -> Claim:
@@ -213,4 +214,4 @@ def versus_random(mdads: dict, selector: str, yardsticks: dict) -> Claim:
 
 def yardstick_value(mdad_runs: pd.DataFrame, n_subtasks: int) -> float | None:
     """The number :func:`noise_yardstick` words (None when none can be computed)."""
-    return noise_yardstick(mdad_runs, n_subtasks).inputs.get("yardstick")
+    return noise_yardstick(mdad_runs, n_subtasks).value

@@ -406,3 +406,19 @@ def test_download_link_embeds_the_csv():
     payload = re.search(r"base64,([^\"]+)", link).group(1)
     assert base64.b64decode(payload).decode() == "a\n1\n2\n"
     assert 'download="x.csv"' in link
+
+
+def test_every_claim_recomputes_from_its_own_payload():
+    """Each claim function's payload holds only its own inputs (a stray key would break recompute)."""
+    from mbutils import claims
+
+    mdad = _mdad([("random", 10, 12.0), ("subtask_equal", 10, 9.5), ("random", 25, 6.0), ("subtask_equal", 25, 6.5)])
+    mdad["ci_low"], mdad["ci_high"] = mdad["mdad"] - 1, mdad["mdad"] + 1
+    summary = pd.DataFrame({"selector": "random", "size": [10, 25], "tau": [0.3, 0.5]})
+    sweep = mdad.assign(n_sources=[10, 10, 50, 50])
+    made = [claims.catch_up({"B": mdad}), claims.not_reached(mdad, 0.8), claims.tau_from(summary),
+            claims.noise_yardstick(mdad, 1), claims.noise_yardstick(mdad, 3), claims.unseen_loss(mdad, mdad),
+            claims.sources_spread(sweep), claims.versus_random({"B": mdad}, "subtask_equal", {"B": 1.0})]
+    for claim in made:
+        assert claims.recompute(claim.payload()).text == claim.text, claim.fn
+    assert made[3].value == 2.5 and "differ by up to 2.5 points" in made[3].text

@@ -369,8 +369,10 @@ def test_validate_says_when_a_valid_bundle_needs_missing(tmp_path):
     assert code == 0 and "incomplete: experiment, plan and audit refuse it unless given --missing" in out
 
 
-def test_run_chapter_uses_an_ipc_kernel():
+def test_run_chapter_uses_an_ipc_kernel_with_private_sockets(tmp_path):
     from mbutils.chapters import _kernel_manager_class
 
-    manager = _kernel_manager_class()
-    assert manager is None or manager().transport == "ipc"
+    manager = _kernel_manager_class(str(tmp_path))
+    if manager is not None:  # None on Windows, which has no Unix sockets
+        km = manager()
+        assert km.transport == "ipc" and km.ip == str(tmp_path / "kernel")  # never a shared path in chapters/
