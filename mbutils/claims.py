@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .paper_results import random_within_ci_from
 from .styles import label
 
 
@@ -62,34 +63,16 @@ def _pts(value: float) -> str:
 # ------------------------------------------------------------------------------ claims
 def catch_up(mdads: dict[str, list[dict]] | dict[str, pd.DataFrame]) -> Claim:
     """Per benchmark, the smallest size from which random sampling's MDAD is within the 95% CI
-    of the best method's at that size and at every larger size run (a 'not reached' MDAD counts
-    as worse than any number)."""
+    of the best method's at that size and at every larger size run (the rule the replication
+    chapter applies to the paper's tables too: :func:`mbutils.paper_results.random_within_ci_from`)."""
     tables = {name: (t if isinstance(t, pd.DataFrame) else _frame(t)) for name, t in mdads.items()}
     parts, inputs = [], {}
     for name, table in tables.items():
-        inputs[name] = _records(table, ["selector", "size", "mdad", "ci_high"])
-        k = _catch_up_size(table)
+        inputs[name] = _records(table, [c for c in ("selector", "size", "mdad", "ci_low", "ci_high") if c in table])
+        k = random_within_ci_from(table)
         largest = int(table["size"].max())
         parts.append(f"{name}: from k = {k}" if k is not None else f"{name}: not within the sizes run (up to {largest})")
     return Claim("; ".join(parts), "catch_up", {"mdads": inputs})
-
-
-def _catch_up_size(table: pd.DataFrame) -> int | None:
-    if "random" not in set(table["selector"]):
-        return None
-    mdad = table.pivot_table(index="size", columns="selector", values="mdad", dropna=False).sort_index()
-    high = table.pivot_table(index="size", columns="selector", values="ci_high", dropna=False).sort_index()
-    filled = mdad.fillna(np.inf)
-    best = filled.idxmin(axis=1)
-    best_high = np.array([high.loc[k, b] if np.isfinite(filled.loc[k, b]) else np.inf for k, b in best.items()])
-    best_high = np.where(np.isnan(best_high), filled.min(axis=1), best_high)  # an open CI: the MDAD itself
-    ok = filled["random"].to_numpy() <= best_high
-    since = None
-    for k, good in zip(mdad.index[::-1], ok[::-1]):
-        if not good:
-            break
-        since = int(k)
-    return since
 
 
 def not_reached(table: pd.DataFrame | list[dict], threshold: float) -> Claim:

@@ -205,40 +205,6 @@ def items_needed(mdads: dict, gaps: Sequence[int]) -> "pd.DataFrame":  # noqa: F
     return pd.DataFrame(rows)
 
 
-def random_catch_up(mdads: dict, tolerance: float = 0.5) -> "pd.DataFrame":  # noqa: F821
-    """Per benchmark: smallest size from which random's MDAD stays within ``tolerance`` of the best."""
-
-
-    rows = []
-    for name, table in mdads.items():
-        wide = table.pivot_table(index="size", columns="selector", values="mdad", dropna=False).sort_index()
-        filled = wide.fillna(np.inf)
-        best = filled.min(axis=1)
-        best_name = filled.idxmin(axis=1)
-        close = filled["random"] <= best + tolerance
-        ok_from = None
-        for k in wide.index[::-1]:
-            if not close[k]:
-                break
-            ok_from = k
-        rows.append({"benchmark": name,
-                     "random competitive from k =": "never (up to the largest size)" if ok_from is None else int(ok_from),
-                     "best method at the smallest k": label(best_name.iloc[0]),
-                     "its MDAD (points)": best.iloc[0], "random's MDAD (points)": filled["random"].iloc[0]})
-    return pd.DataFrame(rows).replace({np.inf: np.nan})
-
-
-def catch_up_sentence(catch) -> str:
-    """One sentence for the front page from :func:`random_catch_up`."""
-
-    parts = []
-    for _, r in catch.iterrows():
-        k = r["random competitive from k ="]
-        parts.append(f"{r['benchmark']}: from k = {k}" if isinstance(k, (int, np.integer))
-                     else f"{r['benchmark']}: not within the sizes run")
-    return "; ".join(parts)
-
-
 def benchmark_facts(setting, res, mdad, summary) -> dict[str, str]:
     """Headline numbers of a benchmark chapter, formatted, for glue and the summary paragraph."""
 

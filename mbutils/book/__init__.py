@@ -21,7 +21,7 @@ from .setting import (Setting, configure, is_book_data, pick_data, variant_data,
     pick, target_case_list, subtask_setting)
 from ..reports import (worked_example, pair_table, fmt_points, headline_size, pair_gaps, data_overview, missing_report, mdad_wide, summary_wide,
     threshold_table, sources_table, relative_table, anchor_members, irt_embedding, nearest_anchor,
-    closer_than_mdad, items_needed, random_catch_up, catch_up_sentence, benchmark_facts,
+    closer_than_mdad, items_needed, benchmark_facts,
     full_mdad_table, full_summary_table, largest_subtasks, float_gap_bins, binning_comparison,
     mdad_variants, not_reached_counts)
 
@@ -34,6 +34,6 @@ __all__ = ['worked_example', 'pair_table', 'BENCHMARK_TITLES', 'BENCHMARKS', 'CA
     'item_map', 'pick', 'target_case_list', 'subtask_setting', 'fmt_points', 'headline_size',
     'pair_gaps', 'data_overview', 'missing_report', 'mdad_wide', 'summary_wide', 'threshold_table',
     'sources_table', 'relative_table', 'anchor_members', 'irt_embedding', 'nearest_anchor',
-    'closer_than_mdad', 'items_needed', 'random_catch_up', 'catch_up_sentence', 'benchmark_facts',
+    'closer_than_mdad', 'items_needed', 'benchmark_facts',
     'full_mdad_table', 'full_summary_table', 'largest_subtasks', 'float_gap_bins', 'binning_comparison',
     'mdad_variants', 'not_reached_counts']
