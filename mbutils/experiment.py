@@ -63,8 +63,10 @@ def _run_task(run: Run, correct: np.ndarray, confidence: np.ndarray | None, subt
     """Estimates of every (selector, size) for one run; arrays are the run's models only.
 
     ``correct``/``confidence`` rows are sources then targets (as indexed by the caller).
-    Parallel workers run single-threaded BLAS: workers x BLAS threads > cores slows
-    every worker down several-fold on small machines.
+    BLAS runs single-threaded, in parallel workers and in-process alike: the work is many
+    small products, workers x BLAS threads > cores slows every worker down several-fold
+    (on two busy cores a one-process GPQA experiment took 94 s with two BLAS threads
+    against 16 s with one), and results then cannot depend on the thread count.
     """
     from threadpoolctl import threadpool_limits
 
@@ -92,26 +94,38 @@ def _run_selectors(run, correct, confidence, subtasks, selectors, sizes, seed) -
 
 def _tidy(benchmark: Benchmark, runs: list[Run], outputs: list[dict], selectors: list[str],
           sizes: list[int]) -> dict[str, pd.DataFrame]:
-    """One tidy frame per selector: run, selector, size, model, estimate, counts, accuracies."""
-    frames: dict[str, list[pd.DataFrame]] = {name: [] for name in selectors}
-    for run, output in zip(runs, outputs):
+    """One tidy frame per selector: run, selector, size, model, estimate, counts, accuracies.
+
+    Rows are ordered run, then size, then target model. The per-run columns are built once
+    and tiled over the sizes, so the table costs a few array operations, not one frame
+    per (run, size).
+    """
+    n_sizes = len(sizes)
+    per_run = {key: [] for key in ("run", "model", "seen_correct", "n_seen", "unseen_correct", "n_unseen",
+                                   "full_accuracy")}
+    for run in runs:
         tgt = benchmark.correct[run.targets]
-        seen_c = tgt[:, run.seen].sum(1)
-        unseen_c = tgt[:, run.unseen].sum(1)
-        base = pd.DataFrame({
-            "run": run.index,
-            "model": benchmark.models[run.targets].astype(str),
-            "seen_correct": seen_c, "n_seen": len(run.seen),
-            "unseen_correct": unseen_c, "n_unseen": len(run.unseen),
-            "seen_accuracy": seen_c / len(run.seen),
-            "unseen_accuracy": unseen_c / len(run.unseen),
-            "full_accuracy": tgt.mean(1),
-        })
-        for name in selectors:
-            for k in sizes:
-                frame = base.assign(selector=name, size=k, estimate=output[name, k])
-                frames[name].append(frame)
-    return {name: pd.concat(parts, ignore_index=True)[list(_COLUMNS)] for name, parts in frames.items()}
+        n_targets = len(run.targets)
+        per_run["run"].append(np.full(n_targets, run.index))
+        per_run["model"].append(benchmark.models[run.targets].astype(str))
+        per_run["seen_correct"].append(tgt[:, run.seen].sum(1))
+        per_run["n_seen"].append(np.full(n_targets, len(run.seen)))
+        per_run["unseen_correct"].append(tgt[:, run.unseen].sum(1))
+        per_run["n_unseen"].append(np.full(n_targets, len(run.unseen)))
+        per_run["full_accuracy"].append(tgt.mean(1))
+    counts = [len(run.targets) for run in runs]
+    # Each run's block of target rows repeated once per size, runs one after the other.
+    columns = {key: np.concatenate([np.tile(part, n_sizes) for part in parts]) for key, parts in per_run.items()}
+    columns["seen_accuracy"] = columns["seen_correct"] / columns["n_seen"]
+    columns["unseen_accuracy"] = columns["unseen_correct"] / columns["n_unseen"]
+    size_column = np.concatenate([np.repeat(np.asarray(sizes, dtype=np.int64), n) for n in counts])
+    tables = {}
+    for name in selectors:
+        estimate = np.concatenate([np.asarray(output[name, k], dtype=np.float64)
+                                   for output in outputs for k in sizes])
+        frame = pd.DataFrame({**columns, "selector": name, "size": size_column, "estimate": estimate})
+        tables[name] = frame[list(_COLUMNS)]
+    return tables
 
 
 def _parallel_map(func, tasks: Iterable[tuple], n_tasks: int, jobs: int, backend: str, progress: bool,
@@ -198,7 +212,7 @@ def _compute(benchmark: Benchmark, protocol: Protocol, selectors: list[str], siz
             rows = np.concatenate([run.sources, run.targets])
             conf = None if benchmark.confidence is None else benchmark.confidence[rows]
             yield (run, benchmark.correct[rows], conf, benchmark.subtask_codes,
-                   selectors, sizes, protocol.seed, None if jobs == 1 else 1)
+                   selectors, sizes, protocol.seed, 1)
 
     outputs = _parallel_map(_run_task, tasks(), len(runs), jobs, backend, progress,
                             desc=f"{benchmark.name}: {', '.join(selectors)}", scheduler=scheduler)

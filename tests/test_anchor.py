@@ -13,6 +13,7 @@ from mbutils.selectors.anchor import (
     AnchorPoints,
     AnchorPointsBinary,
     assign_to_medoids,
+    extend_medoids,
     item_correlation,
 )
 from mbutils.selectors.base import SourceData
@@ -152,7 +153,8 @@ def test_validation_and_registration(planted):
     assert {"anchor_points", "anchor_points_binary"} <= set(selector_names())
     assert type(make_selector("anchor_points")) is AnchorPoints
     assert type(make_selector("anchor_points_binary")) is AnchorPointsBinary
-    assert AnchorPointsBinary().get_params() == {"init": "random", "max_iter": 100, "dtype": "float64", "n_cpu": 1}
+    assert AnchorPointsBinary().get_params() == {"init": "random", "max_iter": 100, "dtype": "float64", "n_cpu": 1,
+                                                 "warm_start": True}
 
 
 def test_real_gpqa_with_few_binary_sources_has_no_nan():
@@ -171,3 +173,50 @@ def test_real_gpqa_with_few_binary_sources_has_no_nan():
         mb = selector.select(prepared, k, rng)
         assert mb.size == k and len(np.unique(mb.items)) == k
         assert mb.weights.sum() == pytest.approx(1.0)
+
+
+# --------------------------------------------------------------------------- warm start
+def test_extend_medoids_keeps_the_old_ones_and_never_duplicates_an_item():
+    # Items 0-2 are identical to medoid 0 (dissimilarity 0): seeding must not pick them.
+    rng = np.random.default_rng(0)
+    points = rng.normal(size=(30, 3))
+    points[1:3] = points[0]
+    diss = ((points[:, None] - points[None]) ** 2).sum(-1)
+    grown = extend_medoids(diss, np.array([0, 10]), 12, np.random.default_rng(1))
+    assert list(grown[:2]) == [0, 10]
+    assert len(set(grown.tolist())) == 12
+    assert not {1, 2} & set(grown.tolist())
+    # Only 3 distinct points: the rest are drawn uniformly, still distinct.
+    flat = np.zeros((6, 6))
+    assert sorted(extend_medoids(flat, np.array([2]), 6, np.random.default_rng(0)).tolist()) == list(range(6))
+
+
+def test_warm_start_far_points_are_drawn_more_often():
+    # One far item: k-medoids++ picks it as the second medoid almost always.
+    diss = np.full((20, 20), 0.01)
+    diss[19, :] = diss[:, 19] = 1.0
+    np.fill_diagonal(diss, 0.0)
+    picks = [extend_medoids(diss, np.array([0]), 2, np.random.default_rng(s))[1] for s in range(200)]
+    assert np.mean(np.array(picks) == 19) > 0.9
+
+
+def test_warm_start_is_as_good_a_clustering_as_a_cold_one(planted):
+    group, source = planted
+    losses = {}
+    for warm in (True, False):
+        selector = AnchorPoints(warm_start=warm)
+        prepared = selector.prepare(source, np.random.default_rng(0))
+        for k in (4, 8, 16):
+            selector.select(prepared, k, np.random.default_rng(k))
+        medoids = prepared.chosen[16][0]
+        losses[warm] = prepared.dissimilarity[medoids].min(axis=0).sum()
+        assert len(set(medoids.tolist())) == 16
+    # Both are FasterPAM local optima; the warm one is within 2% of the cold one's loss.
+    assert losses[True] <= 1.02 * losses[False]
+    # Without warm start a size does not depend on the sizes run before it.
+    cold = AnchorPoints(warm_start=False)
+    alone = cold.prepare(source, np.random.default_rng(0))
+    after = cold.prepare(source, np.random.default_rng(0))
+    cold.select(after, 4, np.random.default_rng(4))
+    np.testing.assert_array_equal(cold.select(alone, 8, np.random.default_rng(8)).items,
+                                  cold.select(after, 8, np.random.default_rng(8)).items)
