@@ -146,3 +146,21 @@ def stratified_variance(scores: np.ndarray, labels: np.ndarray, counts) -> np.nd
     var = np.maximum((scores**2) @ onehot / sizes - mean**2, 0.0) * sizes / np.maximum(sizes - 1, 1)
     share = sizes / sizes.sum()
     return 1e4 * (var * share**2 * (1 - counts / sizes) / counts).sum(axis=1)
+
+
+# --------------------------------------------------------------------------- projection DPP
+def dpp_moments(Q: np.ndarray, scores: np.ndarray, weights) -> tuple[np.ndarray, np.ndarray]:
+    """Exact mean and variance per model of sum_{i in S} w_i y_i, S a projection-DPP draw.
+
+    ``Q`` (items x k, orthonormal columns) spans the kernel K = Q Q^T; ``scores`` is
+    models x the same items, ``weights`` one w_i per item. With z = w * y,
+    E = sum_i K_ii z_i and Var = sum_i K_ii z_i^2 - sum_ij K_ij^2 z_i z_j (from
+    P(i in S) = K_ii and P(i, j in S) = K_ii K_jj - K_ij^2), the second sum computed as
+    ||Q^T diag(z) Q||_F^2 one column of Q at a time (memory: items x k).
+    """
+    Q = np.asarray(Q, dtype=np.float64)
+    z = np.asarray(scores, dtype=np.float64) * np.asarray(weights, dtype=np.float64)
+    pi = np.einsum("ia,ia->i", Q, Q)
+    mean = z @ pi
+    cross = sum(((z @ (Q * Q[:, [a]])) ** 2).sum(axis=1) for a in range(Q.shape[1]))
+    return mean, np.maximum((z**2) @ pi - cross, 0.0)
