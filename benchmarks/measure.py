@@ -1,12 +1,14 @@
-"""Wall time and peak memory of a command, summed over its whole process tree.
+"""Wall time, CPU time and peak memory of a command, over its whole process tree.
 
 Worker processes (loky, Dask, Ray) count too: a poller sums the resident memory of the
-command and all its descendants every 50 ms and keeps the peak.
+command and all its descendants every 50 ms and keeps the peak; CPU time is the user +
+system time of the command and of every descendant it waited for (``RUSAGE_CHILDREN``).
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import threading
 import time
@@ -43,12 +45,14 @@ def _rss(pids: list[int]) -> int:
 class Measurement:
     command: str
     seconds: float
+    cpu_seconds: float
     peak_mb: float
     returncode: int
 
 
 def measure(cmd: list[str], env: dict | None = None, cwd: str | None = None) -> Measurement:
     """Run ``cmd`` to completion; raises if it fails (a benchmark of a failure means nothing)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
@@ -66,6 +70,8 @@ def measure(cmd: list[str], env: dict | None = None, cwd: str | None = None) -> 
     done.set()
     thread.join()
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{err.decode()[-2000:]}")
-    return Measurement(" ".join(cmd), seconds, peak / 2**20, proc.returncode)
+    return Measurement(" ".join(cmd), seconds, cpu, peak / 2**20, proc.returncode)

@@ -1,68 +1,159 @@
 """Speed and memory of the whole jobs the issues set targets for (reported, not asserted).
 
-    MBUTILS_DATA=../shared/data python benchmarks/run.py foundation [selectors] [scale]
+    MBUTILS_DATA=../shared/data python benchmarks/run.py SUITE [SUITE ...] [--baseline REV] [--runs N]
 
-Each job runs as ``python -m mbutils experiment ... --no-cache`` in a fresh process (the
-cache is bypassed, synthetic bundles are generated once beforehand), then ``mdad`` with
-1000 bootstrap resamples; wall time and peak memory of the process tree are printed as a
-Markdown table.
+Suites: ``foundation``, ``selectors``, ``scale`` (experiments), ``paper`` (the paper
+profile's experiments on every benchmark: 50 runs, all sizes, all fourteen selectors)
+and ``book`` (the quick and default book builds from a clean cache).
+
+Each job runs in a fresh process: experiments as ``python -m mbutils experiment ...
+--no-cache`` (synthetic bundles are generated once beforehand, so generation is not
+counted), books as ``jupyter-book build`` into a temporary folder with an empty results
+cache. Reported: wall time, CPU time (user + system of the job and every process it
+waited for, workers included) and peak resident memory of the process tree.
+
+``--baseline REV`` checks out the git revision REV into a temporary worktree and runs
+every job a second time with that implementation, right after the current one, so the
+ratio (baseline / current wall time) compares the two on the same machine in the same
+load. ``--only TEXT`` keeps the jobs whose label contains TEXT; ``--runs N`` shrinks the experiments' runs (for a quick look; the targets are for 50).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from measure import measure  # noqa: E402
+from measure import Measurement, measure  # noqa: E402
 
 PY = sys.executable
+REPO = Path(__file__).resolve().parents[1]
 RANDOM = "random,subtask_equal,subtask_equal_weighted,subtask_proportional,subtask_proportional_weighted"
 PAPER = "random,subtask_equal,subtask_proportional,confidence_stratified,diversity,anchor_points,tinybenchmarks"
 ALL = (PAPER + ",subtask_equal_weighted,subtask_proportional_weighted,diversity_weighted,"
        "anchor_points_binary,tinybenchmarks_irt,tinybenchmarks_pirt,tinybenchmarks_gpirt")
 BIG_SIZES = "10,25,50,100,250,500,1000"
 GPQA_SIZES = "10,25,50,100,200"
+PAPER_POOL = ["--sources", "300", "--targets", "50"]
+JOBS2 = ["--jobs", "2"]
 
-SUITES = {
+# (label, data, selectors, sizes, extra arguments); real pools smaller than 350 models get
+# the book's fitted protocol (no --sources/--targets: the command fits them to the pool).
+EXPERIMENTS = {
     "foundation": [
-        ("gpqa, random family", "gpqa", RANDOM, GPQA_SIZES, []),
-        ("synthetic-mmlu-pro, random family", "synthetic-mmlu-pro", RANDOM, BIG_SIZES, []),
+        ("gpqa, random family", "gpqa", RANDOM, GPQA_SIZES, PAPER_POOL),
+        ("synthetic-mmlu-pro, random family", "synthetic-mmlu-pro", RANDOM, BIG_SIZES, PAPER_POOL),
     ],
     "selectors": [
-        ("gpqa, every selector", "gpqa", ALL, GPQA_SIZES, []),
-        ("synthetic-bbh, every selector", "synthetic-bbh", ALL, BIG_SIZES, ["--jobs", "2"]),
-        ("synthetic-mmlu-pro, every selector", "synthetic-mmlu-pro", ALL, BIG_SIZES, ["--jobs", "2"]),
+        ("gpqa, every selector", "gpqa", ALL, GPQA_SIZES, PAPER_POOL),
+        ("synthetic-bbh, every selector", "synthetic-bbh", ALL, BIG_SIZES, PAPER_POOL + JOBS2),
+        ("synthetic-mmlu-pro, every selector", "synthetic-mmlu-pro", ALL, BIG_SIZES, PAPER_POOL + JOBS2),
     ],
     "scale": [
-        ("synthetic-mmlu-pro, random family, jobs 1", "synthetic-mmlu-pro", RANDOM, BIG_SIZES, ["--jobs", "1"]),
-        ("synthetic-mmlu-pro, random family, jobs 2", "synthetic-mmlu-pro", RANDOM, BIG_SIZES, ["--jobs", "2"]),
+        ("synthetic-mmlu-pro, random family, jobs 1", "synthetic-mmlu-pro", RANDOM, BIG_SIZES, PAPER_POOL + ["--jobs", "1"]),
+        ("synthetic-mmlu-pro, random family, jobs 2", "synthetic-mmlu-pro", RANDOM, BIG_SIZES, PAPER_POOL + JOBS2),
         ("synthetic-mmlu-pro, random family, dask 2", "synthetic-mmlu-pro", RANDOM, BIG_SIZES,
-         ["--jobs", "2", "--backend", "dask"]),
+         PAPER_POOL + JOBS2 + ["--backend", "dask"]),
+    ],
+    "paper": [
+        ("gpqa, 14 selectors, jobs 1", "gpqa", ALL, GPQA_SIZES, PAPER_POOL + ["--jobs", "1"]),
+        ("gpqa, 14 selectors, jobs 2", "gpqa", ALL, GPQA_SIZES, PAPER_POOL + JOBS2),
+        ("bbh-leaderboard, 14 selectors", "bbh-leaderboard", ALL, BIG_SIZES, JOBS2),
+        ("mmlu-pro-leaderboard, 14 selectors", "mmlu-pro-leaderboard", ALL, BIG_SIZES, JOBS2),
+        ("synthetic-mmlu-pro, 14 selectors", "synthetic-mmlu-pro", ALL, BIG_SIZES, PAPER_POOL + JOBS2),
+        ("synthetic-mmlu, 14 selectors", "synthetic-mmlu", ALL, BIG_SIZES, PAPER_POOL + JOBS2),
     ],
 }
+BOOKS = {"book": ["quick", "default"]}
 
 
-def main(names: list[str]) -> None:
+@contextmanager
+def worktree(rev: str | None):
+    """A temporary checkout of ``rev`` (None: no baseline)."""
+    if rev is None:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="mbutils-baseline-") as tmp:
+        path = Path(tmp) / "tree"
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "--quiet", str(path), rev], check=True)
+        try:
+            yield path
+        finally:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(path)], check=False)
+
+
+def _env(tree: Path, cache: Path) -> dict:
+    """The implementation in ``tree`` first on the path, a private results cache."""
     env = dict(os.environ)
-    env.setdefault("MBUTILS_DATA", str(Path(__file__).resolve().parents[2] / "shared" / "data"))
-    print("| job | experiment s | experiment peak MB | mdad (1000 resamples) s | total s |")
-    print("|---|---|---|---|---|")
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in names or ["foundation"]:
-            for label, data, selectors, sizes, extra in SUITES[name]:
-                # Warm the synthetic cache so generation is not counted as experiment time.
-                measure([PY, "-c", f"from mbutils.datasets import load_bundle; load_bundle({data!r})"], env)
-                out = str(Path(tmp) / "r.parquet")
-                exp = measure([PY, "-m", "mbutils", "experiment", "--data", data, "--selectors", selectors,
-                               "--sizes", sizes, "--runs", "50", "--sources", "300", "--targets", "50",
-                               "--seed", "0", "--no-cache", "--quiet", "--out", out, *extra], env)
-                mdad = measure([PY, "-m", "mbutils", "mdad", out, "--bootstrap", "1000"], env)
-                print(f"| {label} | {exp.seconds:.1f} | {exp.peak_mb:.0f} | {mdad.seconds:.1f} | "
-                      f"{exp.seconds + mdad.seconds:.1f} |", flush=True)
+    env.setdefault("MBUTILS_DATA", str(REPO.parent / "shared" / "data"))
+    env["MBUTILS_DATA"] = str(Path(env["MBUTILS_DATA"]).resolve())
+    env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["MBUTILS_CACHE"] = str(cache)
+    env["MBUTILS_CHAPTERS"] = str(tree / "chapters")
+    return env
+
+
+def experiment(tree: Path, scratch: Path, data: str, selectors: str, sizes: str, extra: list[str],
+               runs: int) -> Measurement:
+    env = _env(tree, scratch / "cache")
+    # Generate (and cache) a synthetic bundle first, so the job times the experiment only.
+    measure([PY, "-c", f"from mbutils.datasets import load_bundle; load_bundle({data!r})"], env, cwd=str(tree))
+    scratch.mkdir(parents=True, exist_ok=True)
+    out = str(scratch / "results.parquet")
+    return measure([PY, "-m", "mbutils", "experiment", "--data", data, "--selectors", selectors, "--sizes", sizes,
+                    "--runs", str(runs), "--seed", "0", "--no-cache", "--quiet", "--out", out, *extra],
+                   env, cwd=str(tree))
+
+
+def book(tree: Path, scratch: Path, profile: str) -> Measurement:
+    """A strict build of the whole book from an empty execution and results cache."""
+    env = {**_env(tree, scratch / f"cache-{profile}"), "MBUTILS_PROFILE": profile}
+    jb = str(Path(PY).with_name("jupyter-book"))
+    return measure([jb, "build", str(tree), "--path-output", str(scratch / f"book-{profile}"), "-W", "-n",
+                    "--keep-going", "-q"], env, cwd=str(tree))
+
+
+def jobs(names: list[str], runs: int):
+    """(label, callable(tree, scratch) -> Measurement) for every job of the suites."""
+    for name in names:
+        for label, data, selectors, sizes, extra in EXPERIMENTS.get(name, []):
+            yield label, (lambda t, s, a=(data, selectors, sizes, extra): experiment(t, s, *a, runs))
+        for profile in BOOKS.get(name, []):
+            yield f"book, {profile} profile", (lambda t, s, p=profile: book(t, s, p))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suites", nargs="*", default=["foundation"], choices=[*EXPERIMENTS, *BOOKS])
+    parser.add_argument("--baseline", metavar="REV", help="git revision to time in the same run, for ratios")
+    parser.add_argument("--runs", type=int, default=50, help="runs per experiment (default 50, the paper's)")
+    parser.add_argument("--only", metavar="TEXT", help="only the jobs whose label contains TEXT")
+    args = parser.parse_args(argv)
+
+    def row(m: Measurement) -> str:
+        return f"{m.seconds:.1f} | {m.cpu_seconds:.1f} | {m.peak_mb:.0f}"
+
+    head = "| job | wall s | CPU s | peak MB |"
+    if args.baseline:
+        head += f" baseline {args.baseline} wall s | CPU s | peak MB | speed-up (wall) |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    with worktree(args.baseline) as base, tempfile.TemporaryDirectory() as tmp:
+        for i, (label, run) in enumerate(jobs(args.suites, args.runs)):
+            if args.only and args.only not in label:
+                continue
+            current = run(REPO, Path(tmp) / f"current-{i}")
+            line = f"| {label} | {row(current)} |"
+            if base is not None:
+                old = run(base, Path(tmp) / f"baseline-{i}")
+                line += f" {row(old)} | {old.seconds / current.seconds:.2f}x |"
+            print(line, flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -1,0 +1,89 @@
+"""Speed-ups that change what a selector computes must not change the paper's results.
+
+Anchor Points' warm start (each size of a run starts FasterPAM from the previous size's
+medoids) is the one speed-up that changes medoids. Its MDAD tables must stay inside the
+run-to-run spread of the cold start it replaced: the 95% interval of the cold start's MDAD
+when runs are resampled (``metrics.mdad_table(ci="runs")``), widened by one 0.5-point gap
+bin for the discreteness of the binned estimate. Checked on real GPQA (the paper's
+protocol: 50 runs, 300 sources, 50 targets) and on a stand-in with many more items, where
+FasterPAM has room to land in different local optima. (``benchmarks/compare_mdad.py``
+runs the same check for every selector against a git revision.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import real_bundle
+from mbutils import metrics
+from mbutils.bundle import load_bundle
+from mbutils.experiment import run_experiment
+from mbutils.protocol import Protocol
+from mbutils.selectors import _REGISTRY, register
+from mbutils.selectors.anchor import AnchorPoints
+from helpers import random_benchmark
+
+COLD = "test_anchor_points_cold"
+
+
+@pytest.fixture
+def cold_anchor():
+    register(COLD, lambda: AnchorPoints(warm_start=False))
+    yield COLD
+    _REGISTRY.pop(COLD, None)
+
+
+def _warm_within_cold_spread(bench, sizes, protocol, cold):
+    res = run_experiment(bench, ["anchor_points", cold], sizes, protocol, backend="sequential",
+                         use_cache=False, progress=False)
+    warm = metrics.mdad_table(res[res["selector"] == "anchor_points"], ci="none").set_index("size")["mdad"]
+    spread = metrics.mdad_table(res[res["selector"] == cold], ci="runs", n_boot=500).set_index("size")
+    for k in sizes:
+        if np.isnan(spread.loc[k, "mdad"]):
+            assert np.isnan(warm.loc[k]), f"k={k}: warm start reaches the threshold, cold does not"
+            continue
+        low, high = spread.loc[k, "ci_low"] - 0.5, spread.loc[k, "ci_high"] + 0.5
+        assert low <= warm.loc[k] <= high, f"k={k}: warm {warm.loc[k]} outside cold's spread [{low}, {high}]"
+    return res
+
+
+def test_warm_start_keeps_real_gpqa_mdad_within_the_run_to_run_spread(cold_anchor):
+    bench = load_bundle(real_bundle("gpqa"))
+    _warm_within_cold_spread(bench, [10, 25, 50, 100, 200], Protocol(n_sources=300, n_targets=50, n_runs=50),
+                             cold_anchor)
+
+
+def test_warm_start_keeps_a_large_stand_in_within_the_run_to_run_spread(cold_anchor):
+    # 1,600 items (800 seen), confidences, 120 models: the medoids do move with the start.
+    bench = random_benchmark(n_models=120, subtask_sizes=(500, 400, 400, 300), seed=7, confidence=True, name="stand-in")
+    res = _warm_within_cold_spread(bench, [10, 25, 50, 100, 200], Protocol(n_sources=80, n_targets=40, n_runs=12),
+                                   cold_anchor)
+    moved = (res[res["selector"] == "anchor_points"]["estimate"].to_numpy()
+             != res[res["selector"] == cold_anchor]["estimate"].to_numpy())
+    assert moved.mean() > 0.2, "the stand-in should exercise different medoids"
+
+
+def test_warm_start_clusters_as_well_as_the_cold_start_on_the_stand_in():
+    # The MDAD is a coarse yardstick (on these data even random medoids with cluster weights
+    # stay inside the spread), so the k-medoids objective itself is compared too: summed
+    # dissimilarity of every seen item to its nearest medoid, run by run.
+    from mbutils.protocol import draw_run
+    from mbutils.selectors.base import SourceData
+
+    bench = random_benchmark(n_models=120, subtask_sizes=(500, 400, 400, 300), seed=7, confidence=True, name="stand-in")
+    protocol = Protocol(n_sources=80, n_targets=40, n_runs=4)
+    ratios = []
+    for r in range(protocol.n_runs):
+        run = draw_run(bench, protocol, r)
+        source = SourceData(bench.correct[run.sources][:, run.seen], bench.subtask_codes[run.seen],
+                            bench.confidence[run.sources][:, run.seen])
+        loss = {}
+        for warm in (True, False):
+            selector = AnchorPoints(warm_start=warm)
+            prepared = selector.prepare(source, np.random.default_rng(r))
+            for k in (10, 25, 50, 100, 200):
+                selector.select(prepared, k, np.random.default_rng([r, k]))
+            loss[warm] = [prepared.dissimilarity[prepared.chosen[k][0]].min(axis=0).sum() for k in (25, 50, 100, 200)]
+        ratios.append(np.array(loss[True]) / np.array(loss[False]))
+    assert np.mean(ratios) < 1.005, f"warm start's objective is {np.mean(ratios):.4f}x the cold start's"
