@@ -1,7 +1,7 @@
 """The experiment grid: runs x selectors x sizes on one bundle, as a tidy table.
 
-Runs are independent tasks (joblib), each seeded from the root seed and its run index,
-so the table is identical for any number of workers. Each selector's results are cached
+Runs are independent (each seeded from the root seed and its run index), so the table is
+identical for any number of workers; they go to joblib workers in a few chunks per worker. Each selector's results are cached
 on disk by content (data hash, protocol, sizes, selector parameters, package version).
 """
 
@@ -58,11 +58,12 @@ def cache_path(benchmark: Benchmark, protocol: Protocol, sizes: list[int], name:
     return entry_path("results", benchmark.name, name, key, suffix=".parquet")
 
 
-def _run_task(run: Run, correct: np.ndarray, confidence: np.ndarray | None, subtasks: np.ndarray,
-              selectors: list[str], sizes: list[int], seed: int, blas_threads: int | None = None) -> dict:
-    """Estimates of every (selector, size) for one run; arrays are the run's models only.
+def _run_chunk(runs: list[Run], correct: np.ndarray, confidence: np.ndarray | None, subtasks: np.ndarray,
+               selectors: list[str], sizes: list[int], seed: int) -> list[dict]:
+    """Estimates of every (selector, size) for each run of a chunk (whole-bundle arrays).
 
-    ``correct``/``confidence`` rows are sources then targets (as indexed by the caller).
+    A worker gets the bundle's arrays once per chunk of runs (joblib memory-maps large
+    arrays, so workers share one read-only copy) and slices each run's models itself.
     BLAS runs single-threaded, in parallel workers and in-process alike: the work is many
     small products, workers x BLAS threads > cores slows every worker down several-fold
     (on two busy cores a one-process GPQA experiment took 94 s with two BLAS threads
@@ -70,8 +71,21 @@ def _run_task(run: Run, correct: np.ndarray, confidence: np.ndarray | None, subt
     """
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=blas_threads):
-        return _run_selectors(run, correct, confidence, subtasks, selectors, sizes, seed)
+    with threadpool_limits(limits=1):
+        out = []
+        for run in runs:
+            rows = np.concatenate([run.sources, run.targets])
+            conf = None if confidence is None else confidence[rows]
+            out.append(_run_selectors(run, correct[rows], conf, subtasks, selectors, sizes, seed))
+        return out
+
+
+def chunk_runs(runs: list[Run], workers: int, per_worker: int = 4) -> list[list[Run]]:
+    """Runs in consecutive chunks: ``per_worker`` chunks per worker, so start-up and data
+    transfer are paid a few times per worker, not once per run, and the progress bar and
+    the load balance still have several steps."""
+    n_chunks = max(1, min(len(runs), workers * per_worker)) if workers > 1 else len(runs)
+    return [list(part) for part in np.array_split(np.array(runs, dtype=object), n_chunks) if len(part)]
 
 
 def _run_selectors(run, correct, confidence, subtasks, selectors, sizes, seed) -> dict:
@@ -129,21 +143,24 @@ def _tidy(benchmark: Benchmark, runs: list[Run], outputs: list[dict], selectors:
 
 
 def _parallel_map(func, tasks: Iterable[tuple], n_tasks: int, jobs: int, backend: str, progress: bool,
-                  desc: str, scheduler: str | None = None) -> list:
-    """Run tasks in order on the chosen backend; results come back in task order."""
+                  desc: str, scheduler: str | None = None, weights: Sequence[int] | None = None) -> list:
+    """Run tasks in order on the chosen backend; results come back in task order.
+
+    ``weights`` are the runs each task holds (the progress bar counts runs)."""
     if progress:
         from tqdm.auto import tqdm
     else:  # tqdm.auto warns inside kernels without widgets even when disabled
         from tqdm.std import tqdm
 
-    bar = tqdm(total=n_tasks, desc=desc, unit="run", disable=not progress, leave=False)
+    weights = list(weights) if weights is not None else [1] * n_tasks
+    bar = tqdm(total=sum(weights), desc=desc, unit="run", disable=not progress, leave=False)
     jobs = worker_count(jobs, n_tasks)
     try:
         if backend == "sequential" or n_tasks == 1 or (jobs == 1 and backend in ("loky", "threading")):
             results = []
-            for task in tasks:
+            for task, weight in zip(tasks, weights):
                 results.append(func(*task))
-                bar.update()
+                bar.update(weight)
             return results
         from joblib import Parallel, delayed, parallel_config
 
@@ -152,9 +169,10 @@ def _parallel_map(func, tasks: Iterable[tuple], n_tasks: int, jobs: int, backend
             # Ray's joblib backend cannot stream results; it reports progress at the end.
             stream = "list" if backend == "ray" else "generator"
             results = []
-            for result in Parallel(n_jobs=jobs, return_as=stream)(delayed(func)(*t) for t in tasks):
+            for result, weight in zip(Parallel(n_jobs=jobs, return_as=stream)(delayed(func)(*t) for t in tasks),
+                                      weights):
                 results.append(result)
-                bar.update()
+                bar.update(weight)
             return results
     finally:
         bar.close()
@@ -206,17 +224,15 @@ def _compute(benchmark: Benchmark, protocol: Protocol, selectors: list[str], siz
     if not selectors:
         return {}
     runs = [draw_run(benchmark, protocol, r) for r in range(protocol.n_runs)]
-
-    def tasks():  # lazily: each task copies its run's rows, so only in-flight runs hold memory
-        for run in runs:
-            rows = np.concatenate([run.sources, run.targets])
-            conf = None if benchmark.confidence is None else benchmark.confidence[rows]
-            yield (run, benchmark.correct[rows], conf, benchmark.subtask_codes,
-                   selectors, sizes, protocol.seed, 1)
-
-    outputs = _parallel_map(_run_task, tasks(), len(runs), jobs, backend, progress,
-                            desc=f"{benchmark.name}: {', '.join(selectors)}", scheduler=scheduler)
-    return _tidy(benchmark, runs, outputs, selectors, sizes)
+    if all(getattr(make_selector(name), "light", False) for name in selectors):
+        jobs = 1  # a few milliseconds per run: starting workers would cost more than the work
+    chunks = chunk_runs(runs, worker_count(jobs, len(runs)) if backend != "sequential" else 1)
+    tasks = ((chunk, benchmark.correct, benchmark.confidence, benchmark.subtask_codes, selectors, sizes, protocol.seed)
+             for chunk in chunks)
+    outputs = _parallel_map(_run_chunk, tasks, len(chunks), jobs, backend, progress,
+                            desc=f"{benchmark.name}: {', '.join(selectors)}", scheduler=scheduler,
+                            weights=[len(c) for c in chunks])
+    return _tidy(benchmark, runs, [out for chunk in outputs for out in chunk], selectors, sizes)
 
 
 def run_experiment(benchmark: Benchmark, selectors: Sequence[str], sizes: Sequence[int],

@@ -26,9 +26,10 @@ def test_tidy_table_shape_and_values():
 
 def test_identical_for_any_number_of_workers():
     bench = random_benchmark()
-    one = run_experiment(bench, ["random", "subtask_proportional"], [5, 10], PROTO,
+    # confidence_stratified is not light, so jobs=2 really starts workers.
+    one = run_experiment(bench, ["random", "subtask_proportional", "confidence_stratified"], [5, 10], PROTO,
                          jobs=1, use_cache=False, progress=False)
-    two = run_experiment(bench, ["random", "subtask_proportional"], [5, 10], PROTO,
+    two = run_experiment(bench, ["random", "subtask_proportional", "confidence_stratified"], [5, 10], PROTO,
                          jobs=2, use_cache=False, progress=False)
     pd.testing.assert_frame_equal(one, two)
 
@@ -41,7 +42,7 @@ def test_cache_is_reused_per_selector(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("recomputed a cached selector")
 
-    monkeypatch.setattr(exp, "_run_task", boom)
+    monkeypatch.setattr(exp, "_run_chunk", boom)
     again = run_experiment(bench, ["random"], [5], PROTO, progress=False)
     pd.testing.assert_frame_equal(first, again)
     with pytest.raises(AssertionError, match="recomputed"):
@@ -61,9 +62,9 @@ def test_bad_requests_fail_before_work():
 def test_identical_across_backends(backend):
     bench = random_benchmark(seed=5)
     proto = Protocol(n_sources=20, n_targets=10, n_runs=3, seed=2)
-    base = run_experiment(bench, ["random", "subtask_equal"], [5, 10], proto, jobs=1,
+    base = run_experiment(bench, ["random", "subtask_equal", "confidence_stratified"], [5, 10], proto, jobs=1,
                           use_cache=False, progress=False)
-    other = run_experiment(bench, ["random", "subtask_equal"], [5, 10], proto, jobs=2,
+    other = run_experiment(bench, ["random", "subtask_equal", "confidence_stratified"], [5, 10], proto, jobs=2,
                            backend=backend, use_cache=False, progress=False)
     pd.testing.assert_frame_equal(base, other)
 
@@ -93,3 +94,30 @@ def test_sibling_selectors_share_choices_and_give_the_same_results_alone():
     # Same medoids, different target data: the estimates differ when confidences exist.
     a, b = (both[both.selector == s]["estimate"].to_numpy() for s in ("anchor_points", "anchor_points_binary"))
     assert not np.allclose(a, b)
+
+
+def test_runs_go_to_workers_in_a_few_chunks_in_order():
+    from mbutils.experiment import chunk_runs
+
+    runs = list(range(50))
+    chunks = chunk_runs(runs, workers=2)
+    assert len(chunks) == 8 and [r for c in chunks for r in c] == runs
+    assert max(map(len, chunks)) - min(map(len, chunks)) <= 1
+    assert chunk_runs(runs[:3], workers=2) == [[0], [1], [2]]
+    assert chunk_runs(runs[:5], workers=1) == [[r] for r in range(5)]  # in-process: one bar step per run
+
+
+def test_light_selectors_never_start_workers(monkeypatch):
+    import joblib
+
+    def no_workers(*args, **kwargs):
+        raise AssertionError("started workers for light selectors")
+
+    monkeypatch.setattr(joblib, "Parallel", no_workers)
+    bench = random_benchmark(seed=12)
+    res = run_experiment(bench, ["random", "subtask_equal_weighted"], [5], PROTO, jobs=2, use_cache=False,
+                         progress=False)
+    assert len(res) == 2 * PROTO.n_runs * PROTO.n_targets
+    with pytest.raises(AssertionError, match="started workers"):
+        run_experiment(bench, ["random", "confidence_stratified"], [5], PROTO, jobs=2, use_cache=False,
+                       progress=False)

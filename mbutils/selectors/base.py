@@ -86,6 +86,9 @@ class Selector:
     name: ClassVar[str] = ""
     #: True when the selector reads confidences (so the book can say it fell back to 0/1).
     uses_confidence: ClassVar[bool] = False
+    #: True when a run costs milliseconds (no model fitting): an experiment of light
+    #: selectors only runs in-process, since starting workers would cost more than the work.
+    light: ClassVar[bool] = False
 
     def prepare(self, source: SourceData, rng: np.random.Generator) -> Any:
         """Work shared by every size of one run; the default keeps the source data."""

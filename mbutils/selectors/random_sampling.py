@@ -14,6 +14,8 @@ from .base import MicroBenchmark, Selector, SourceData
 class RandomSelector(Selector):
     """k distinct seen items uniformly at random; estimate = mean correctness."""
 
+    light = True
+
     name = "random"
 
     def select(self, prepared: SourceData, k: int, rng: np.random.Generator) -> MicroBenchmark:
@@ -41,6 +43,8 @@ class SubtaskEqualSelector(Selector):
     A subtask smaller than its allocation gives all its items; the shortfall goes to
     random other subtasks with room, so exactly k items are always chosen.
     """
+
+    light = True
 
     name = "subtask_equal"
 
@@ -86,6 +90,8 @@ class SubtaskProportionalSelector(Selector):
     Despite the name this allocates equally *in expectation* (each subtask gets the same
     total probability); kept for fidelity, the book explains the difference.
     """
+
+    light = True
 
     name = "subtask_proportional"
 
