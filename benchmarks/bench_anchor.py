@@ -4,7 +4,9 @@ Synthetic source confidences (300 sources x 6,012 seen items by default) from a
 multidimensional logistic model with one latent skill per subtask, so items have real
 correlation structure. Prints seconds per step; not a test.
 
-    python benchmarks/bench_anchor.py [--dtype float32] [--init build] [--sizes 10,25,...]
+    python benchmarks/bench_anchor.py [--dtype float32] [--init build] [--cold] [--sizes 10,25,...]
+
+``--cold`` starts every size from ``init`` (no warm start from the previous size).
 """
 
 from __future__ import annotations
@@ -39,13 +41,15 @@ def main() -> None:
     parser.add_argument("--dtype", default="float64", choices=["float64", "float32"])
     parser.add_argument("--init", default="random", choices=["random", "build"])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cold", action="store_true", help="no warm start across sizes")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 
     rng = np.random.default_rng(args.seed)
     source = synthetic_sources(args.sources, MMLU_PRO_SEEN, rng)
-    selector = AnchorPoints(dtype=args.dtype, init=args.init)
-    print(f"{args.sources} sources x {source.n_items} items, dtype={args.dtype}, init={args.init}")
+    selector = AnchorPoints(dtype=args.dtype, init=args.init, warm_start=not args.cold)
+    print(f"{args.sources} sources x {source.n_items} items, dtype={args.dtype}, init={args.init}, "
+          f"warm start={not args.cold}")
 
     start = time.perf_counter()
     prepared = selector.prepare(source, rng)
