@@ -13,9 +13,13 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
 #: Modules and subpackages that only read or present results (tables, figures, pages, the
-#: command line): editing them changes no cached experiment, so they do not invalidate it.
+#: command line, and the analyses run on finished results tables: metrics, the planner,
+#: the audit, the paper's tables, the exercises' helpers). The experiment never imports
+#: them (tests/test_fingerprint.py checks), so editing them changes no cached experiment
+#: and does not invalidate it; the book's execution cache still sees them.
 PRESENTATION = frozenset({"plots", "book", "styles.py", "reports.py", "claims.py", "cat_book.py", "sections.py",
-                          "chapters.py", "cli.py", "__main__.py", "sphinxext.py", "tables.py"})
+                          "chapters.py", "cli.py", "__main__.py", "sphinxext.py", "tables.py",
+                          "metrics.py", "planning.py", "audit.py", "paper_results.py", "exercises.py"})
 
 
 def source_fingerprint(root: Path = PACKAGE, *, include_presentation: bool = False) -> str:

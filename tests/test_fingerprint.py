@@ -31,3 +31,19 @@ def test_the_result_cache_key_includes_the_code_fingerprint(monkeypatch):
     path = experiment.cache_path(bench, protocol, [10], "random")
     monkeypatch.setattr(experiment, "code_fingerprint", lambda: "0123456789abcdef")
     assert experiment.cache_path(bench, protocol, [10], "random") != path
+
+
+def test_the_experiment_never_imports_a_module_left_out_of_its_fingerprint():
+    # Leaving a module out of the results fingerprint is only safe if no result depends on it.
+    from test_layers import import_graph
+
+    graph = import_graph()
+    reached, todo = set(), ["mbutils.experiment", "mbutils.selectors", "mbutils.datasets"]
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo.extend(graph.get(name, ()))
+    left_out = {f"mbutils.{p.removesuffix('.py')}" for p in fingerprint.PRESENTATION}
+    used = {m for m in reached if any(m == lo or m.startswith(lo + ".") for lo in left_out)}
+    assert not used, f"the experiment imports {sorted(used)}, which the fingerprint leaves out"
