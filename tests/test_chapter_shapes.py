@@ -66,8 +66,12 @@ CASES = [(c, s) for c in SHAPE_CHAPTERS for s in SHAPES]
 
 
 @pytest.fixture(scope="session")
-def shape_runs(tmp_path_factory):
-    """(chapter, shape) -> executed notebook, or the exception; two chapters at a time."""
+def shape_runs(tmp_path_factory, request):
+    """(chapter, shape) -> executed notebook, or the exception; two chapters at a time.
+
+    Only the cases this session selected run (``-k bench_gpqa`` runs five, not all)."""
+    selected = {item.callspec.params.get("chapter") for item in request.session.items if hasattr(item, "callspec")}
+    cases = [c for c in CASES if c[0] in selected]
     root = tmp_path_factory.mktemp("shapes")
     folders = {s: save_bundle(make(), root / "bundles" / s) for s, make in SHAPES.items()}
     folders = {s: str(_blank_cells(f) if s == "missing" else f) for s, f in folders.items()}
@@ -82,7 +86,7 @@ def shape_runs(tmp_path_factory):
             return err
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(CASES, pool.map(run, CASES)))
+        return dict(zip(cases, pool.map(run, cases)))
 
 
 def test_every_chapter_takes_a_data_parameter():
