@@ -4,7 +4,7 @@ Synthetic source confidences (300 sources x 6,012 seen items by default) from a
 multidimensional logistic model with one latent skill per subtask, so items have real
 correlation structure. Prints seconds per step; not a test.
 
-    python benchmarks/bench_anchor.py [--dtype float32] [--init build] [--cold] [--sizes 10,25,...]
+    python benchmarks/bench_anchor.py [--dtype float64] [--init build] [--cold] [--sizes 10,25,...]
 
 ``--cold`` starts every size from ``init`` (no warm start from the previous size).
 """
@@ -38,7 +38,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sources", type=int, default=300)
     parser.add_argument("--sizes", default="10,25,50,100,250,500,1000")
-    parser.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    parser.add_argument("--dtype", default="float32", choices=["float64", "float32"])
     parser.add_argument("--init", default="random", choices=["random", "build"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cold", action="store_true", help="no warm start across sizes")

@@ -153,7 +153,7 @@ def test_validation_and_registration(planted):
     assert {"anchor_points", "anchor_points_binary"} <= set(selector_names())
     assert type(make_selector("anchor_points")) is AnchorPoints
     assert type(make_selector("anchor_points_binary")) is AnchorPointsBinary
-    assert AnchorPointsBinary().get_params() == {"init": "random", "max_iter": 100, "dtype": "float64", "n_cpu": 1,
+    assert AnchorPointsBinary().get_params() == {"init": "random", "max_iter": 100, "dtype": "float32", "n_cpu": 1,
                                                  "warm_start": True}
 
 
@@ -220,3 +220,14 @@ def test_warm_start_is_as_good_a_clustering_as_a_cold_one(planted):
     cold.select(after, 4, np.random.default_rng(4))
     np.testing.assert_array_equal(cold.select(alone, 8, np.random.default_rng(8)).items,
                                   cold.select(after, 8, np.random.default_rng(8)).items)
+
+
+def test_float32_picks_the_medoids_of_float64(planted):
+    _, source = planted
+    chosen = {}
+    for dtype in ("float64", "float32"):
+        selector = AnchorPoints(dtype=dtype)
+        prepared = selector.prepare(source, np.random.default_rng(0))
+        chosen[dtype] = [selector.select(prepared, k, np.random.default_rng(k)).items for k in (4, 8, 16, 32)]
+    for double, single in zip(chosen["float64"], chosen["float32"]):
+        np.testing.assert_array_equal(double, single)
