@@ -12,7 +12,7 @@ import resource
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -48,6 +48,7 @@ class Measurement:
     cpu_seconds: float
     peak_mb: float
     returncode: int
+    details: dict = field(default_factory=dict)  # e.g. seconds per book page
 
 
 def measure(cmd: list[str], env: dict | None = None, cwd: str | None = None) -> Measurement:

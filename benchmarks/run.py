@@ -114,8 +114,24 @@ def book(tree: Path, scratch: Path, profile: str) -> Measurement:
     """A strict build of the whole book from an empty execution and results cache."""
     env = {**_env(tree, scratch / f"cache-{profile}"), "MBUTILS_PROFILE": profile}
     jb = str(Path(PY).with_name("jupyter-book"))
-    return measure([jb, "build", str(tree), "--path-output", str(scratch / f"book-{profile}"), "-W", "-n",
-                    "--keep-going", "-q"], env, cwd=str(tree))
+    out = scratch / f"book-{profile}"
+    result = measure([jb, "build", str(tree), "--path-output", str(out), "-W", "-n", "--keep-going", "-q"],
+                     env, cwd=str(tree))
+    result.details = chapter_times(out)
+    return result
+
+
+def chapter_times(out: Path) -> dict[str, float]:
+    """Execution seconds of every page, from the build's execution cache (jupyter-cache)."""
+    import json
+    import sqlite3
+
+    times = {}
+    for db in out.glob("_build/.jupyter_cache*/global.db"):
+        with sqlite3.connect(db) as con:
+            for uri, data in con.execute("select uri, data from nbcache"):
+                times[Path(uri).stem] = float(json.loads(data).get("execution_seconds", float("nan")))
+    return dict(sorted(times.items(), key=lambda item: -item[1]))
 
 
 def jobs(names: list[str], runs: int):
@@ -153,6 +169,10 @@ def main(argv: list[str] | None = None) -> None:
                 old = run(base, Path(tmp) / f"baseline-{i}")
                 line += f" {row(old)} | {old.seconds / current.seconds:.2f}x |"
             print(line, flush=True)
+            for name, details in (("current", current), ("baseline", old if base is not None else None)):
+                if details is not None and details.details:
+                    print(f"|   {name}: " + ", ".join(f"{page} {sec:.0f} s" for page, sec in details.details.items())
+                          + " |", flush=True)
 
 
 if __name__ == "__main__":
