@@ -1,8 +1,8 @@
 """The experiment grid: runs x selectors x sizes on one bundle, as a tidy table.
 
 Runs are independent (each seeded from the root seed and its run index), so the table is
-identical for any number of workers; they go to joblib workers in a few chunks per worker. Each selector's results are cached
-on disk by content (data hash, protocol, sizes, selector parameters, package version).
+identical for any number of workers; they go to joblib workers in a few chunks per worker.
+Each selector's results are cached on disk by content (data hash, protocol, sizes, selector parameters, package version).
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ def chunk_runs(runs: list[Run], workers: int, per_worker: int = 4) -> list[list[
     """Runs in consecutive chunks: ``per_worker`` chunks per worker, so start-up and data
     transfer are paid a few times per worker, not once per run, and the progress bar and
     the load balance still have several steps."""
-    n_chunks = max(1, min(len(runs), workers * per_worker)) if workers > 1 else len(runs)
-    return [list(part) for part in np.array_split(np.array(runs, dtype=object), n_chunks) if len(part)]
+    n_chunks = min(len(runs), workers * per_worker) if workers > 1 else len(runs)
+    return [[runs[i] for i in part] for part in np.array_split(np.arange(len(runs)), max(n_chunks, 1)) if len(part)]
 
 
 def _run_selectors(run, correct, confidence, subtasks, selectors, sizes, seed) -> dict:

@@ -17,17 +17,17 @@ PACKAGE = Path(__file__).resolve().parent
 #: the audit, the paper's tables, the exercises' helpers). The experiment never imports
 #: them (tests/test_fingerprint.py checks), so editing them changes no cached experiment
 #: and does not invalidate it; the book's execution cache still sees them.
-PRESENTATION = frozenset({"plots", "book", "styles.py", "reports.py", "claims.py", "cat_book.py", "sections.py",
-                          "chapters.py", "cli.py", "__main__.py", "sphinxext.py", "tables.py",
-                          "metrics.py", "planning.py", "audit.py", "paper_results.py", "exercises.py"})
+DOWNSTREAM = frozenset({"plots", "book", "styles.py", "reports.py", "claims.py", "cat_book.py", "sections.py",
+                        "chapters.py", "cli.py", "__main__.py", "sphinxext.py", "tables.py",
+                        "metrics.py", "planning.py", "audit.py", "paper_results.py", "exercises.py"})
 
 
-def source_fingerprint(root: Path = PACKAGE, *, include_presentation: bool = False) -> str:
+def source_fingerprint(root: Path = PACKAGE, *, include_downstream: bool = False) -> str:
     """SHA-256 over the relative path and bytes of every ``.py`` file under ``root`` (sorted)."""
     h = hashlib.sha256()
     for source in sorted(Path(root).rglob("*.py")):
         rel = source.relative_to(root)
-        if not include_presentation and rel.parts[0] in PRESENTATION:
+        if not include_downstream and rel.parts[0] in DOWNSTREAM:
             continue
         h.update(str(rel).encode() + b"\x1f" + source.read_bytes() + b"\x1e")
     return h.hexdigest()[:16]
@@ -41,5 +41,5 @@ def code_fingerprint() -> str:
 
 @lru_cache(maxsize=None)
 def book_fingerprint() -> str:
-    """The fingerprint of everything a book page shows, presentation included."""
-    return source_fingerprint(PACKAGE, include_presentation=True)
+    """The fingerprint of everything a book page shows, downstream modules included."""
+    return source_fingerprint(PACKAGE, include_downstream=True)

@@ -14,12 +14,12 @@ def test_an_edited_selector_changes_the_fingerprint_and_a_plot_does_not(tmp_path
     shutil.copytree(fingerprint.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
     before = fingerprint.source_fingerprint(copy)
     assert before == fingerprint.code_fingerprint()  # the copy is the installed code
-    book_before = fingerprint.source_fingerprint(copy, include_presentation=True)
+    book_before = fingerprint.source_fingerprint(copy, include_downstream=True)
 
     figure = copy / "plots" / "base.py"
     figure.write_text(figure.read_text() + "\n# a new colour\n")
     assert fingerprint.source_fingerprint(copy) == before  # presentation: same numbers
-    assert fingerprint.source_fingerprint(copy, include_presentation=True) != book_before  # pages re-run
+    assert fingerprint.source_fingerprint(copy, include_downstream=True) != book_before  # pages re-run
 
     selector = copy / "selectors" / "random_sampling.py"
     selector.write_text(selector.read_text().replace('"""', '"""Edited. ', 1))
@@ -44,6 +44,6 @@ def test_the_experiment_never_imports_a_module_left_out_of_its_fingerprint():
         if name not in reached:
             reached.add(name)
             todo.extend(graph.get(name, ()))
-    left_out = {f"mbutils.{p.removesuffix('.py')}" for p in fingerprint.PRESENTATION}
+    left_out = {f"mbutils.{p.removesuffix('.py')}" for p in fingerprint.DOWNSTREAM}
     used = {m for m in reached if any(m == lo or m.startswith(lo + ".") for lo in left_out)}
     assert not used, f"the experiment imports {sorted(used)}, which the fingerprint leaves out"

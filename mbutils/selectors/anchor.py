@@ -166,8 +166,7 @@ def extend_medoids(dissimilarity: np.ndarray, medoids: np.ndarray, k: int, rng: 
         weight = nearest * nearest
         total = weight.sum()
         if total > 0:
-            new = int(np.searchsorted(np.cumsum(weight), rng.random() * total, side="right"))
-            new = min(new, n_items - 1 - int(np.argmax(weight[::-1] > 0)))  # rounding at the top
+            new = int(rng.choice(n_items, p=weight / total))
         else:
             free = np.setdiff1d(np.arange(n_items), medoids)
             new = int(rng.choice(free))

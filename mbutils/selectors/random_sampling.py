@@ -14,9 +14,8 @@ from .base import MicroBenchmark, Selector, SourceData
 class RandomSelector(Selector):
     """k distinct seen items uniformly at random; estimate = mean correctness."""
 
-    light = True
-
     name = "random"
+    light = True
 
     def select(self, prepared: SourceData, k: int, rng: np.random.Generator) -> MicroBenchmark:
         self.check_size(k, prepared.n_items)
@@ -44,9 +43,8 @@ class SubtaskEqualSelector(Selector):
     random other subtasks with room, so exactly k items are always chosen.
     """
 
-    light = True
-
     name = "subtask_equal"
+    light = True
 
     def __init__(self, weighted: bool = False):
         self.weighted = weighted
@@ -91,9 +89,8 @@ class SubtaskProportionalSelector(Selector):
     total probability); kept for fidelity, the book explains the difference.
     """
 
-    light = True
-
     name = "subtask_proportional"
+    light = True
 
     def __init__(self, weighted: bool = False):
         self.weighted = weighted

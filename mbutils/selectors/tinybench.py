@@ -315,7 +315,7 @@ class TinyBenchmarksIRT(TinyBenchmarks):
                                  item_a=prepared.item_a, item_b=prepared.item_b,
                                  estimator=self.estimator, gp_lambda=self._lambda(prepared, k),
                                  prior_sd_theta=self.prior_sd_theta,
-                                 memo=prepared.estimates.setdefault((k, self.prior_sd_theta), {}))
+                                 memo=prepared.estimates.setdefault(k, {}))
 
     def _lambda(self, prepared: TinyPrepared, k: int) -> float:
         return 0.0
