@@ -2,9 +2,10 @@
 
     MBUTILS_DATA=../shared/data python benchmarks/run.py SUITE [SUITE ...] [--baseline REV] [--runs N]
 
-Suites: ``foundation``, ``selectors``, ``scale`` (experiments), ``paper`` (the paper
-profile's experiments on every benchmark: 50 runs, all sizes, all fourteen selectors)
-and ``book`` (the quick and default book builds from a clean cache).
+Suites: ``foundation``, ``selectors``, ``scale``, ``adaptive`` (experiments), ``paper`` (the paper
+profile's experiments on every benchmark: 50 runs, all sizes, all fourteen selectors),
+``book`` (the quick and default book builds from a clean cache) and ``paper-book`` (the
+paper-profile build, the same way).
 
 Each job runs in a fresh process: experiments as ``python -m mbutils experiment ...
 --no-cache`` (synthetic bundles are generated once beforehand, so generation is not
@@ -41,9 +42,12 @@ BIG_SIZES = "10,25,50,100,250,500,1000"
 GPQA_SIZES = "10,25,50,100,200"
 PAPER_POOL = ["--sources", "300", "--targets", "50"]
 JOBS2 = ["--jobs", "2"]
+ADAPTIVE = "adaptive_fisher,adaptive_randomesque,adaptive_pirt"
+# Real pools smaller than 350 models: the book's pools (mbutils.protocol.fit_to_pool of 78 and 40 models).
+BBH_POOL = ["--sources", "52", "--targets", "26"]
+MMLU_PRO_POOL = ["--sources", "27", "--targets", "13"]
 
-# (label, data, selectors, sizes, extra arguments); real pools smaller than 350 models get
-# the book's fitted protocol (no --sources/--targets: the command fits them to the pool).
+# (label, data, selectors, sizes, extra arguments)
 EXPERIMENTS = {
     "foundation": [
         ("gpqa, random family", "gpqa", RANDOM, GPQA_SIZES, PAPER_POOL),
@@ -63,13 +67,18 @@ EXPERIMENTS = {
     "paper": [
         ("gpqa, 14 selectors, jobs 1", "gpqa", ALL, GPQA_SIZES, PAPER_POOL + ["--jobs", "1"]),
         ("gpqa, 14 selectors, jobs 2", "gpqa", ALL, GPQA_SIZES, PAPER_POOL + JOBS2),
-        ("bbh-leaderboard, 14 selectors", "bbh-leaderboard", ALL, BIG_SIZES, JOBS2),
-        ("mmlu-pro-leaderboard, 14 selectors", "mmlu-pro-leaderboard", ALL, BIG_SIZES, JOBS2),
+        ("bbh-leaderboard, 14 selectors", "bbh-leaderboard", ALL, BIG_SIZES, BBH_POOL + JOBS2),
+        ("mmlu-pro-leaderboard, 14 selectors", "mmlu-pro-leaderboard", ALL, BIG_SIZES, MMLU_PRO_POOL + JOBS2),
         ("synthetic-mmlu-pro, 14 selectors", "synthetic-mmlu-pro", ALL, BIG_SIZES, PAPER_POOL + JOBS2),
         ("synthetic-mmlu, 14 selectors", "synthetic-mmlu", ALL, BIG_SIZES, PAPER_POOL + JOBS2),
     ],
+    "adaptive": [  # the adaptive chapter's tests, at the paper profile's sizes
+        ("gpqa, adaptive family", "gpqa", ADAPTIVE, GPQA_SIZES, PAPER_POOL + JOBS2),
+        ("bbh-leaderboard, adaptive family", "bbh-leaderboard", ADAPTIVE, BIG_SIZES, BBH_POOL + JOBS2),
+        ("mmlu-pro-leaderboard, adaptive family", "mmlu-pro-leaderboard", ADAPTIVE, BIG_SIZES, MMLU_PRO_POOL + JOBS2),
+    ],
 }
-BOOKS = {"book": ["quick", "default"]}
+BOOKS = {"book": ["quick", "default"], "paper-book": ["paper"]}  # the paper book takes about an hour
 
 
 @contextmanager

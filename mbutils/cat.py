@@ -28,7 +28,7 @@ from scipy.special import expit
 
 from .irt import IRTError, map_abilities, single_threaded
 
-__all__ = ["CRITERIA", "CATPath", "accuracy_interval", "information_gain", "run_cat"]
+__all__ = ["CRITERIA", "AdaptiveTests", "CATPath", "accuracy_interval", "information_gain", "run_cat"]
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,116 @@ def _choose(gain: np.ndarray, asked: np.ndarray, top_m: int, u: np.ndarray) -> n
     return top[np.arange(len(top)), pick]
 
 
+class AdaptiveTests:
+    """Every target's adaptive test, lengthened on demand.
+
+    A test of length k is the first k steps of any longer test with the same start and
+    the same draws (each step depends only on the answers before it), so the tests of
+    several lengths cost one test of the longest: :meth:`advance` continues where the
+    last call stopped and :meth:`path` reads off any length already taken.
+    ``correct`` (targets x items, 0/1), ``start`` (targets x s, the items answered first)
+    and the options are those of :func:`run_cat`.
+    """
+
+    def __init__(self, correct: np.ndarray, a: np.ndarray, b: np.ndarray, *, start: np.ndarray,
+                 top_m: int = 1, prior_sd: float = 1.0, newton_steps: int = 2,
+                 criterion: str = "determinant", trace: bool = False):
+        self.correct = np.asarray(correct)
+        self.a = np.asarray(a, dtype=np.float64)
+        self.b = np.asarray(b, dtype=np.float64)
+        self.start = np.asarray(start, dtype=np.int64)
+        self.top_m, self.prior_sd, self.newton_steps = top_m, prior_sd, newton_steps
+        self.criterion, self.trace = criterion, trace
+        n_t, n_items = self.correct.shape
+        dims = self.a.shape[1]
+        self._rows = np.arange(n_t)
+        self._prec = np.full(dims, 1.0 / prior_sd**2)
+        self._items = np.zeros((n_t, n_items), dtype=np.int64)
+        self._answers = np.zeros((n_t, n_items))
+        self._a_given = np.zeros((n_t, n_items, dims))  # a of the items given, in order
+        self._b_given = np.zeros((n_t, n_items))
+        self._asked = np.zeros((n_t, n_items), dtype=bool)
+        self._aa = (self.a[:, :, None] * self.a[:, None, :]).reshape(n_items, -1)
+        self._theta = np.zeros((n_t, dims))
+        self._hess = np.broadcast_to(np.diag(self._prec), (n_t, dims, dims))
+        self._updated = True  # the estimate has seen every answer given so far
+        self._thetas, self._precisions = [], []
+        self.length = 0
+
+    @property
+    def n_start(self) -> int:
+        return self.start.shape[1]
+
+    def _update(self) -> None:
+        """The running MAP estimate after the answers given so far."""
+        s = self.length
+        self._theta, self._hess = _posterior(self._theta, self._a_given[:, :s], self._b_given[:, :s],
+                                             self._answers[:, :s], self._prec, self.newton_steps)
+        self._updated = True
+        if self.trace:
+            self._thetas.append(self._theta)
+            self._precisions.append(self._hess)
+
+    def _answer(self, chosen: np.ndarray) -> None:
+        """Give item ``chosen[t]`` to target t: the only place an answer is read."""
+        y = self.correct[self._rows, chosen].astype(np.float64)
+        if np.isnan(y).any():
+            raise IRTError("a target has no answer on an item it was given (missing cell)")
+        s = self.length
+        self._items[:, s], self._answers[:, s] = chosen, y
+        self._a_given[:, s], self._b_given[:, s] = self.a[chosen], self.b[chosen]
+        self._asked[self._rows, chosen] = True
+        self.length = s + 1
+        self._updated = False
+
+    def advance(self, k: int, uniforms: np.ndarray | None = None) -> None:
+        """Lengthen every test to ``k`` items (no-op if already that long).
+
+        ``uniforms`` (randomesque only): one value in [0, 1) per target and adaptive step
+        taken by this call, targets x (k - max(length, n_start)) at most.
+        """
+        n_t, n_items = self.correct.shape
+        if not 0 <= k <= n_items:
+            raise IRTError(f"an adaptive test of {k} items needs 0 <= {k} <= {n_items} items")
+        adaptive_steps = max(k - max(self.length, self.n_start), 0)
+        if self.top_m > 1 and adaptive_steps and (uniforms is None or uniforms.shape[0] != n_t
+                                                  or uniforms.shape[1] < adaptive_steps):
+            raise IRTError("randomesque choice needs one uniform per target and adaptive step")
+        drawn = 0
+        with single_threaded():
+            while self.length < k:
+                if not self._updated:
+                    self._update()
+                step = self.length
+                if step < self.n_start:
+                    chosen = self.start[:, step]
+                else:
+                    gain = information_gain(self._theta, self._hess, self.a, self.b, self.criterion, self._aa)
+                    u = None if self.top_m <= 1 else uniforms[:, drawn]
+                    drawn += 1
+                    chosen = _choose(gain, self._asked, self.top_m, u)
+                self._answer(chosen)
+                if self.trace:  # every step's estimate is kept, the last one included
+                    self._update()
+
+    def path(self, k: int | None = None) -> CATPath:
+        """The first ``k`` items of every test (default: all taken), with the exact final MAP."""
+        k = self.length if k is None else k
+        if not 1 <= k <= self.length:
+            raise IRTError(f"the tests have {self.length} items; cannot read a test of {k}")
+        n_t, n_items = self.correct.shape
+        items, answers = self._items[:, :k].copy(), self._answers[:, :k].copy()
+        observed = np.full((n_t, n_items), np.nan)
+        observed[self._rows[:, None], items] = answers
+        final = map_abilities(observed, self.a, self.b, prior_sd=self.prior_sd)
+        if not self.trace:
+            return CATPath(items, answers, final)
+        thetas, precisions = list(self._thetas[:k]), list(self._precisions[:k])
+        thetas[-1] = final  # the last point of the path is the exact MAP
+        precisions[-1] = _posterior(final, self._a_given[:, :k], self._b_given[:, :k], answers, self._prec, 0)[1]
+        return CATPath(items, answers, final, np.stack(thetas), np.stack(precisions))
+
+
 def run_cat(correct: np.ndarray, a: np.ndarray, b: np.ndarray, k: int, *, start: np.ndarray,
             top_m: int = 1, uniforms: np.ndarray | None = None, prior_sd: float = 1.0,
             newton_steps: int = 2, criterion: str = "determinant", trace: bool = False) -> CATPath:
@@ -134,60 +244,18 @@ def run_cat(correct: np.ndarray, a: np.ndarray, b: np.ndarray, k: int, *, start:
     target gets, one step at a time, the item of largest :func:`information_gain`
     (``criterion``) at its current estimate (``top_m`` > 1: randomesque, drawing with ``uniforms``, targets x
     (k - s), values in [0, 1)). The final ability is the exact MAP (:func:`~mbutils.irt.map_abilities`)
-    on the target's k answers.
+    on the target's k answers. :class:`AdaptiveTests` takes the same tests step by step.
     """
-    correct = np.asarray(correct)
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
     start = np.asarray(start, dtype=np.int64)
-    n_t, n_items = correct.shape
-    n_start = start.shape[1]
-    if not 0 <= n_start <= k <= n_items:
+    n_items = np.shape(correct)[1]
+    if not 0 <= start.shape[1] <= k <= n_items:
         raise IRTError(f"an adaptive test of {k} items needs 0 <= start items <= {k} <= {n_items} items")
-    if top_m > 1 and k > n_start and (uniforms is None or uniforms.shape != (n_t, k - n_start)):
+    if top_m > 1 and k > start.shape[1] and (uniforms is None or uniforms.shape != (len(start), k - start.shape[1])):
         raise IRTError("randomesque choice needs one uniform per target and adaptive step")
-    rows = np.arange(n_t)
-    prec = np.full(a.shape[1], 1.0 / prior_sd**2)
-    items = np.zeros((n_t, k), dtype=np.int64)
-    answers = np.zeros((n_t, k))
-    asked = np.zeros((n_t, n_items), dtype=bool)
-    theta = np.zeros((n_t, a.shape[1]))
-    hess = np.broadcast_to(np.diag(prec), (n_t, a.shape[1], a.shape[1]))
-    thetas, precisions = [], []
-    aa = (a[:, :, None] * a[:, None, :]).reshape(n_items, -1)
-
-    def answer(step: int, chosen: np.ndarray) -> None:
-        """Give item ``chosen[t]`` to target t: the only place an answer is read."""
-        y = correct[rows, chosen].astype(np.float64)
-        if np.isnan(y).any():
-            raise IRTError("a target has no answer on an item it was given (missing cell)")
-        items[:, step], answers[:, step] = chosen, y
-        asked[rows, chosen] = True
-
-    with single_threaded():
-        for step in range(k):
-            if step < n_start:
-                chosen = start[:, step]
-            else:
-                gain = information_gain(theta, hess, a, b, criterion, aa)
-                u = None if top_m <= 1 else uniforms[:, step - n_start]
-                chosen = _choose(gain, asked, top_m, u)
-            answer(step, chosen)
-            if trace or step < k - 1:  # the same updates with and without a trace: the same path
-                s = step + 1
-                theta, hess = _posterior(theta, a[items[:, :s]], b[items[:, :s]], answers[:, :s], prec,
-                                         newton_steps)
-            if trace:
-                thetas.append(theta)
-                precisions.append(hess)
-    observed = np.full((n_t, n_items), np.nan)
-    observed[rows[:, None], items] = answers
-    final = map_abilities(observed, a, b, prior_sd=prior_sd)
-    if trace:  # the last point of the path is the exact MAP
-        thetas[-1] = final
-        precisions[-1] = _posterior(final, a[items], b[items], answers, prec, 0)[1]
-        return CATPath(items, answers, final, np.stack(thetas), np.stack(precisions))
-    return CATPath(items, answers, final)
+    tests = AdaptiveTests(correct, a, b, start=start, top_m=top_m, prior_sd=prior_sd,
+                          newton_steps=newton_steps, criterion=criterion, trace=trace)
+    tests.advance(k, uniforms)
+    return tests.path(k)
 
 
 def accuracy_interval(theta: np.ndarray, precision: np.ndarray, a: np.ndarray, b: np.ndarray,

@@ -153,9 +153,30 @@ def test_siblings_compute_shared_tests_once_and_only_for_the_same_array(bank):
     fisher, pirt = (make_selector(n).select(prepared, 10, np.random.default_rng(9)) for n in ("adaptive_fisher", "adaptive_pirt"))
     assert fisher.memo is pirt.memo
     fisher.estimate(targets)
-    (key, (seen_array, path)), = [(k, v) for k, v in fisher.memo.items() if k[0] == 10 and k[3] == fisher.root]
+    (key, (seen_array, tests, _, paths)), = [(k, v) for k, v in fisher.memo.items() 
+                                                   if k[:3] == (fisher.n_start, fisher.top_m, fisher.root)]
+    path = paths[10]
     pirt.estimate(targets)
-    assert fisher.memo[key][1] is path and seen_array is targets  # reused, not recomputed
+    assert fisher.memo[key][3][10] is path and seen_array is targets  # reused, not recomputed
     pirt.estimate(targets.copy())
-    assert fisher.memo[key][1] is not path  # an equal but different array is run afresh
-    np.testing.assert_array_equal(fisher.memo[key][1].items, path.items)
+    assert fisher.memo[key][3][10] is not path  # an equal but different array is run afresh
+    np.testing.assert_array_equal(fisher.memo[key][3][10].items, path.items)
+
+
+@pytest.mark.parametrize("name", ["adaptive_fisher", "adaptive_randomesque"])
+def test_a_runs_sizes_read_one_test_and_match_independent_tests(bank, name):
+    """Lengths read off one lengthened test equal tests taken afresh to each length, bit for bit,
+    in any order of sizes; and a run's preparation, not the size, seeds them."""
+    prepared, targets = bank
+    selector = make_selector(name)
+    micros = {k: selector.select(prepared, k, np.random.default_rng(k)) for k in (3, 20, 8, 40)}
+    assert len({m.root for m in micros.values()}) == 1
+    answers = targets.copy()  # a fresh array: the memo starts these tests from nothing
+    for k, micro in micros.items():
+        fresh = micro.path(answers)
+        shared = micro._memo_path(answers)
+        assert shared.length == k
+        for field in ("items", "answers", "theta"):
+            np.testing.assert_array_equal(getattr(shared, field), getattr(fresh, field))
+        np.testing.assert_array_equal(micro.estimate(answers), micro.estimate(answers.copy()))
+    np.testing.assert_array_equal(micros[8].path(answers).items, micros[40].path(answers).items[:, :8])

@@ -18,10 +18,14 @@ experiment fits it once per run for the tinyBenchmarks family and this one).
     of Polo et al. (2024): observed answers on the answered items, predictions elsewhere.
 
 Honest by construction: selection uses source data only; a target's estimate reads its
-answers only on the items its own test gave it (:func:`mbutils.cat.run_cat`). Random
-starts and randomesque draws come from one generator per target,
-``rng_for(root, "cat", n_start, top_m, target)`` with ``root`` drawn from the experiment's
-(run, selector stream, size) generator, so tables are identical for any number of workers.
+answers only on the items its own test gave it (:class:`mbutils.cat.AdaptiveTests`).
+Random starts and randomesque draws come from one generator per target,
+``rng_for(root, "cat", n_start, top_m, target)`` with ``root`` drawn once per run (by the
+shared preparation, from the experiment's (run, stream) generator), so tables are
+identical for any number of workers. A run's test of k items is therefore the first k
+items of its longer tests, so the run takes one test per target, to the largest size,
+and reads every size off it (with the exact final MAP at each size). Each size's test
+is the same test as an independent one would be; only the sizes of one run share it.
 
 ``adaptive_fisher`` and ``adaptive_pirt`` take the same tests: the first to estimate
 keeps them in the run's prepared object (keyed by the test design and the very array of
@@ -40,7 +44,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..cat import CRITERIA, CATPath, run_cat
+from ..cat import CRITERIA, AdaptiveTests, CATPath
 from ..errors import SelectorError
 from ..irt import IRTError, sigmoid
 from ..protocol import rng_for
@@ -89,42 +93,57 @@ class AdaptiveMicroBenchmark(MicroBenchmark):
     def n_seen(self) -> int:
         return len(self.item_b)
 
-    def _draws(self, n_targets: int) -> tuple[np.ndarray, np.ndarray]:
-        """Start items (targets x s) and randomesque uniforms, from one generator per target."""
-        s = min(self.n_start, self.length)
-        gens = [rng_for(self.root, "cat", self.n_start, self.top_m, t) for t in range(n_targets)]
-        start = np.array([g.choice(self.n_seen, s, replace=False) for g in gens], dtype=np.int64)
-        uniforms = np.array([g.random(self.length - s) for g in gens])
-        return start.reshape(n_targets, s), uniforms.reshape(n_targets, self.length - s)
+    def _tests(self, correct: np.ndarray, trace: bool = False) -> tuple[AdaptiveTests, list]:
+        """Untaken tests for the rows of ``correct`` and one generator per target.
 
-    def path(self, correct: np.ndarray, trace: bool = False) -> CATPath:
-        """Every target's adaptive test on its rows of ``correct`` (targets x seen items)."""
+        Each target's generator draws its random start first, then the randomesque
+        uniforms step by step, so a longer test continues the very draws of a shorter one.
+        """
         Y = np.asarray(correct)
         if Y.ndim != 2 or Y.shape[1] != self.n_seen:
             raise SelectorError(f"expected targets x {self.n_seen} seen items, got an array of shape {Y.shape}")
-        start, uniforms = self._draws(len(Y))
+        gens = [rng_for(self.root, "cat", self.n_start, self.top_m, t) for t in range(len(Y))]
+        s = min(self.n_start, self.n_seen)
+        start = np.array([g.choice(self.n_seen, s, replace=False) for g in gens], dtype=np.int64)
+        tests = AdaptiveTests(Y, self.item_a, self.item_b, start=start.reshape(len(Y), s), top_m=self.top_m,
+                              prior_sd=self.prior_sd_theta, newton_steps=self.newton_steps,
+                              criterion=self.criterion, trace=trace)
+        return tests, gens
+
+    def _advance(self, tests: AdaptiveTests, gens: list, k: int) -> None:
+        """Lengthen ``tests`` to ``k`` items, drawing the uniforms of the new adaptive steps."""
+        new_steps = max(k - max(tests.length, tests.n_start), 0)
+        uniforms = np.array([g.random(new_steps) for g in gens]).reshape(len(gens), new_steps)
         try:
-            return run_cat(Y, self.item_a, self.item_b, self.length, start=start, top_m=self.top_m,
-                           uniforms=uniforms, prior_sd=self.prior_sd_theta, newton_steps=self.newton_steps,
-                           criterion=self.criterion, trace=trace)
+            tests.advance(k, uniforms)
         except IRTError as err:
             raise SelectorError(f"adaptive test failed: {err}") from None
 
-    def _memo_path(self, correct) -> CATPath:
-        """The tests, computed once for sibling selectors that take the same tests on the same array.
+    def path(self, correct: np.ndarray, trace: bool = False) -> CATPath:
+        """Every target's adaptive test on its rows of ``correct`` (targets x seen items)."""
+        tests, gens = self._tests(correct, trace)
+        self._advance(tests, gens, self.length)
+        return tests.path(self.length)
 
-        ``memo`` (shared through the run's prepared object) keeps the last array each test
-        design was run on; a hit needs that very object (``is``), so it can only return
-        what :meth:`path` would compute.
+    def _memo_path(self, correct) -> CATPath:
+        """The tests, shared by sibling selectors and by every length of a run.
+
+        ``memo`` (shared through the run's prepared object) keeps, per test design, the
+        last array of answers the tests were taken on, the tests so far and the paths read
+        off them. A request for a longer test continues the same tests; a hit needs that
+        very array (``is``), so the memo can only return what :meth:`path` would compute.
         """
         if self.memo is None:
             return self.path(correct)
-        key = (self.length, self.n_start, self.top_m, self.root, self.criterion, self.newton_steps,
-               self.prior_sd_theta)
+        key = (self.n_start, self.top_m, self.root, self.criterion, self.newton_steps, self.prior_sd_theta)
         hit = self.memo.get(key)
         if hit is None or hit[0] is not correct:
-            self.memo[key] = hit = (correct, self.path(correct))
-        return hit[1]
+            self.memo[key] = hit = (correct, *self._tests(correct), {})
+        _, tests, gens, paths = hit
+        if self.length not in paths:
+            self._advance(tests, gens, self.length)
+            paths[self.length] = tests.path(self.length)
+        return paths[self.length]
 
     def estimate(self, correct: np.ndarray, confidence: np.ndarray | None = None) -> np.ndarray:
         """Predicted seen-half accuracy of each target (reads 0/1 answers of its own items only)."""
@@ -186,13 +205,16 @@ class AdaptiveFisher(Selector):
         return self._irt().prepare(source, rng)
 
     def select(self, prepared: TinyPrepared, k: int, rng: np.random.Generator) -> AdaptiveMicroBenchmark:
-        """A k-item adaptive test; nothing is chosen until the targets answer."""
+        """A k-item adaptive test; nothing is chosen until the targets answer.
+
+        ``rng`` is not used: the tests' draws come from the run's ``prepared.cat_root``.
+        """
         self._validate()
         self.check_size(k, prepared.n_items)
         return AdaptiveMicroBenchmark(
             items=np.empty(0, dtype=np.int64), weights=np.empty(0), reads="correct",
             item_a=prepared.item_a, item_b=prepared.item_b, length=int(k), n_start=int(self.n_start),
-            top_m=int(self.top_m), root=int(rng.integers(2**63 - 1)), estimator=self.estimator,
+            top_m=int(self.top_m), root=prepared.cat_root, estimator=self.estimator,
             prior_sd_theta=self.prior_sd_theta, newton_steps=int(self.newton_steps), criterion=self.criterion,
             memo=prepared.chosen.setdefault("adaptive tests", {}))
 

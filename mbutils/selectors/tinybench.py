@@ -165,12 +165,15 @@ class TinyPrepared:
 
     ``chosen`` caches anchors and weights per size, ``gp_stats`` the gp-IRT statistics
     (bias B, variance V) per hold-out scheme and ``estimates`` the targets' ability fits
-    per size, so sibling selectors reuse them.
+    per size, so sibling selectors reuse them. ``cat_root`` seeds the run's adaptive
+    tests (:mod:`mbutils.selectors.adaptive`): drawn once per run, so that a run's tests
+    of every length are prefixes of one test.
     """
 
     item_a: np.ndarray
     item_b: np.ndarray
     source_correct: np.ndarray = field(repr=False)
+    cat_root: int = 0
     chosen: dict = field(default_factory=dict, repr=False)
     gp_stats: dict = field(default_factory=dict, repr=False)
     estimates: dict = field(default_factory=dict, repr=False)
@@ -277,7 +280,8 @@ class TinyBenchmarks(Selector):
                 f"got shape {Y.shape}"
             )
         model = self._fit(Y)
-        return TinyPrepared(item_a=model.a_, item_b=model.b_, source_correct=Y)
+        return TinyPrepared(item_a=model.a_, item_b=model.b_, source_correct=Y,
+                            cat_root=int(rng.integers(2**63 - 1)))
 
     def _anchors(self, prepared: TinyPrepared, k: int, rng: np.random.Generator):
         """k distinct anchors and their cluster weights (cluster size / N), cached per k."""

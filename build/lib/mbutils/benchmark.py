@@ -1,0 +1,141 @@
+"""The in-memory benchmark: a complete models x items 0/1 matrix with its names and metadata.
+
+Readers (:mod:`mbutils.bundle`), the simulator (:mod:`mbutils.synthetic`) and the importers
+all build a :class:`Benchmark`; everything downstream reads only this object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from .errors import BundleError
+
+
+@dataclass(frozen=True, eq=False)
+class Benchmark:
+    """A complete models x items 0/1 matrix with names, subtasks and optional confidences.
+
+    Instances are always complete and valid: missing cells are resolved by the loader
+    (error or explicit drop), so every algorithm downstream can rely on dense arrays.
+    """
+
+    name: str
+    correct: np.ndarray
+    models: np.ndarray
+    items: np.ndarray
+    subtasks: np.ndarray
+    confidence: np.ndarray | None = None
+    item_info: pd.DataFrame | None = None
+    model_info: pd.DataFrame | None = None
+    target_sets: dict[str, list[str]] = field(default_factory=dict)
+    origin: str = ""
+
+    def __post_init__(self) -> None:
+        correct = np.asarray(self.correct)
+        if correct.ndim != 2:
+            raise BundleError(f"{self.name}: correctness must be a 2-D models x items matrix")
+        if not np.isin(correct, (0, 1)).all():
+            raise BundleError(f"{self.name}: correctness values must be 0 or 1")
+        object.__setattr__(self, "correct", np.ascontiguousarray(correct, dtype=np.int8))
+        n_models, n_items = correct.shape
+        models = np.asarray(self.models, dtype=object)
+        items = np.asarray(self.items, dtype=object)
+        subtasks = np.asarray(self.subtasks, dtype=object)
+        if models.shape != (n_models,):
+            raise BundleError(f"{self.name}: {len(models)} model names for {n_models} rows")
+        if items.shape != (n_items,) or subtasks.shape != (n_items,):
+            raise BundleError(
+                f"{self.name}: {len(items)} item names and {len(subtasks)} subtasks "
+                f"for {n_items} columns"
+            )
+        for label, names in (("model", models), ("item", items), ("subtask", subtasks)):
+            bad = [str(n) for n in names if any(ord(c) < 32 or c == "\x7f" for c in str(n))]
+            if bad:
+                raise BundleError(
+                    f"{self.name}: {label} names must not contain line breaks or control characters: "
+                    f"{', '.join(map(repr, bad[:5]))}"
+                )
+        for label, names in (("model", models), ("item", items)):
+            uniq, counts = np.unique(names.astype(str), return_counts=True)
+            if (counts > 1).any():
+                raise BundleError(f"{self.name}: duplicate {label} names: {', '.join(uniq[counts > 1][:5])}")
+        object.__setattr__(self, "models", models)
+        object.__setattr__(self, "items", items)
+        object.__setattr__(self, "subtasks", subtasks)
+        if self.confidence is not None:
+            conf = np.ascontiguousarray(self.confidence, dtype=np.float64)
+            if conf.shape != correct.shape:
+                raise BundleError(
+                    f"{self.name}: confidence has shape {conf.shape}, responses {correct.shape}"
+                )
+            if not (np.isfinite(conf).all() and (conf >= 0).all() and (conf <= 1).all()):
+                raise BundleError(f"{self.name}: confidences must lie in [0, 1]")
+            object.__setattr__(self, "confidence", conf)
+        unknown = {m for names in self.target_sets.values() for m in names} - set(models)
+        if unknown:
+            raise BundleError(
+                f"{self.name}: target sets name models not in the bundle: {', '.join(sorted(unknown)[:5])}"
+            )
+
+    @property
+    def n_models(self) -> int:
+        return self.correct.shape[0]
+
+    @property
+    def n_items(self) -> int:
+        return self.correct.shape[1]
+
+    @cached_property
+    def subtask_names(self) -> np.ndarray:
+        """Subtask names in order of first appearance (the order of items.csv)."""
+        _, first = np.unique(self.subtasks.astype(str), return_index=True)
+        return self.subtasks[np.sort(first)]
+
+    @cached_property
+    def subtask_codes(self) -> np.ndarray:
+        """Integer code per item indexing :attr:`subtask_names`."""
+        lookup = {name: code for code, name in enumerate(self.subtask_names)}
+        return np.fromiter((lookup[s] for s in self.subtasks), dtype=np.int64, count=self.n_items)
+
+    @cached_property
+    def accuracy(self) -> np.ndarray:
+        """Full-benchmark accuracy per model (fraction, not points)."""
+        return self.correct.mean(axis=1)
+
+    @property
+    def has_confidence(self) -> bool:
+        return self.confidence is not None
+
+    @cached_property
+    def content_hash(self) -> str:
+        """Hash of everything a result depends on, for the content-addressed cache."""
+        h = hashlib.sha256()
+        h.update(self.correct.tobytes())
+        h.update(str(self.correct.shape).encode())
+        if self.confidence is not None:
+            h.update(self.confidence.tobytes())
+        for names in (self.models, self.items, self.subtasks):
+            h.update("\x1f".join(map(str, names)).encode())
+        for key in sorted(self.target_sets):
+            h.update(("\x1e" + key + "\x1f" + "\x1f".join(self.target_sets[key])).encode())
+        return h.hexdigest()[:20]
+
+    def model_index(self, names) -> np.ndarray:
+        """Row indices of the named models, in the order given."""
+        lookup = {m: i for i, m in enumerate(self.models)}
+        missing = [m for m in names if m not in lookup]
+        if missing:
+            raise BundleError(f"{self.name}: models not in the bundle: {', '.join(missing[:5])}")
+        return np.array([lookup[m] for m in names], dtype=np.int64)
+
+    def __repr__(self) -> str:
+        conf = ", with confidences" if self.has_confidence else ""
+        return (
+            f"Benchmark({self.name!r}: {self.n_models} models x {self.n_items} items, "
+            f"{len(self.subtask_names)} subtasks{conf})"
+        )

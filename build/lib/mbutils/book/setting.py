@@ -1,0 +1,318 @@
+"""A chapter's experiment: the bundle, the protocol and the sizes, and how to describe them.
+
+A chapter's ``parameters`` cell holds plain values (``None`` = "the profile decides");
+:func:`configure` turns them into a :class:`Setting` so that every chapter asking for the
+same benchmark under the same profile asks for the *same* experiment, which the
+content-addressed cache then computes once per book."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..datasets import BENCHMARKS, DataChoice, benchmark_key, resolve_data
+from ..errors import BookError
+from ..experiment import n_seen_items, run_experiment
+from ..profiles import (PAPER_SELECTORS, PROFILE_BLURB, PROFILE_ENV, PROFILES, default_jobs, profile_name,
+                        target_cases, variant_benchmarks)
+from ..benchmark import Benchmark
+from ..protocol import POOL_RULE, Protocol, draw_run, fit_to_pool, rng_for
+from ..selectors import make_selector
+from ..selectors.base import SourceData
+from .display import admonition
+from .params import _opt_int, int_list, name_list, parse_cases
+from ..validation import check_choice
+
+
+def _quiet_tqdm() -> None:
+    """Import ``tqdm.auto`` once without its 'IProgress not found' warning.
+
+    The experiment engine imports ``tqdm.auto`` even with progress off; inside a kernel
+    without ipywidgets that import writes a TqdmWarning to stderr, which the strict book
+    build rightly treats as a warning. Chapters never show progress bars, so the
+    warning says nothing to a reader.
+    """
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        try:
+            import tqdm.auto  # noqa: F401
+        except ImportError:  # pragma: no cover - tqdm is a dependency
+            pass
+
+
+@dataclass
+class Setting:
+    """One chapter's experiment: bundle, protocol and sizes, plus how to describe them."""
+
+    data: DataChoice
+    profile: str
+    sizes: list[int]
+    protocol: object
+    source_counts: list[int]
+    source_runs: int
+    source_size: int
+    jobs: int = 1
+    overrides: dict = field(default_factory=dict)
+    pool_fitted: bool = False        # sources/targets shrunk to a pool smaller than the paper's
+    dropped_sizes: list = field(default_factory=list)   # sizes larger than the seen half
+
+    @property
+    def benchmark(self):
+        return self.data.benchmark
+
+    @property
+    def n_seen(self) -> int:
+
+        return n_seen_items(self.benchmark)
+
+    def results(self, selectors: Sequence[str], *, sizes: Sequence[int] | None = None, **protocol_changes):
+        """The tidy results of ``selectors`` (cached by content; shared with other chapters)."""
+
+        protocol = replace(self.protocol, **protocol_changes) if protocol_changes else self.protocol
+        return run_experiment(self.benchmark, list(selectors), list(sizes or self.sizes), protocol,
+                              jobs=self.jobs, progress=False)
+
+    @property
+    def can_sweep_sources(self) -> bool:
+        """A sources sweep needs at least two source counts that fit the pool."""
+        return len(self.source_counts) >= 2
+
+    def sweep_note(self) -> str:
+        """Why there is no sources sweep on this bundle (empty when there is one)."""
+        if self.can_sweep_sources:
+            return ""
+        free = self.benchmark.n_models - self.protocol.n_targets
+        return (f"A sweep over the number of source models needs at least two source counts; with "
+                f"{self.benchmark.n_models} models and {self.protocol.n_targets} targets only {free} models "
+                f"are left for sources ({', '.join(map(str, self.source_counts)) or 'no count'} fits). "
+                "A larger pool, or fewer targets (-p targets N), makes it possible.")
+
+    def sources_sweep(self, selectors: Sequence[str]):
+        """MDAD inputs for each number of source models: {n_sources: results} at ``source_size``."""
+        return {n: self.results(selectors, sizes=[self.source_size], n_sources=n, n_runs=self.source_runs)
+                for n in self.source_counts}
+
+    def settings_text(self, runs: int | None = None, target_set: str | None = None,
+                      sizes: Sequence[int] | None = None, n_sources: int | None = None) -> str:
+        p = self.protocol
+        target_set = target_set or p.target_set
+        n_set = len(self.benchmark.target_sets.get(target_set, ())) if target_set else 0
+        targets = (f"the {n_set} models of target set '{target_set}'" if target_set
+                   else f"{p.n_targets} random targets")
+        sizes = list(sizes or self.sizes)
+        return (f"{self.data.name} ({self.data.kind}); {runs or p.n_runs} runs; "
+                f"{n_sources or p.n_sources} sources, {targets}; seed {p.seed}; "
+                f"k = {', '.join(map(str, sizes))}; profile '{self.profile}'")
+
+    def caption(self, text: str, **kw) -> str:
+        """A figure caption ending in the data, runs, sources, targets, seed and profile."""
+        return f"{text.rstrip()} Data and settings: {self.settings_text(**kw)}."
+
+    def banner(self) -> str:
+        """HTML note for the top of a chapter: which data, why, and which settings."""
+        d = self.data
+        kind = "note" if d.kind != "synthetic" else "warning"
+        lines = [f"<b>Data:</b> {html.escape(d.describe())}.",
+                 f"<b>Why:</b> {html.escape(d.reason)}." if d.reason else "",
+                 f"<b>Settings:</b> {html.escape(self.settings_text())}"
+                 + (f" (changed by parameters: {html.escape(_fmt_overrides(self.overrides))})"
+                    if self.overrides else "") + ".",
+                 (f"<b>Pool:</b> {self.benchmark.n_models} models, fewer than the paper's 300 sources + 50 "
+                  f"targets, so {html.escape(POOL_RULE)}." if self.pool_fitted else ""),
+                 (f"<b>Sizes dropped:</b> k = {', '.join(map(str, self.dropped_sizes))} exceed the "
+                  f"{self.n_seen} seen items." if self.dropped_sizes else ""),
+                 f"<b>Profile:</b> '{self.profile}' ({html.escape(PROFILE_BLURB[self.profile])}); "
+                 f"set <code>{PROFILE_ENV}</code> to <code>quick</code>, <code>default</code> or "
+                 "<code>paper</code> to change it."]
+        title = "Synthetic data" if d.kind == "synthetic" else "Data and settings"
+        return admonition(title, "<br>".join(x for x in lines if x), kind)
+
+
+def _fmt_overrides(overrides: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in overrides.items())
+
+
+def configure(data: str, *, sizes=None, runs=None, sources=None, targets=None, seed=0,
+              source_counts=None, source_runs=None, missing: str = "error", jobs=None,
+              profile: str | None = None, target_set: str | None = None) -> Setting:
+    """A chapter's :class:`Setting` from its parameters (``None`` = the profile's value).
+
+    A benchmark name takes the real bundle when the data path has one, whatever its pool
+    size: a pool smaller than the paper's gets sources and targets by
+    :func:`mbutils.protocol.fit_to_pool`, sizes larger than the seen half are dropped, and
+    the sources sweep keeps the source counts that fit; the page's banner says all of it.
+    """
+
+    _quiet_tqdm()
+    profile = profile or profile_name()
+    check_choice(profile, PROFILES, "profile", BookError)
+    sizes_l, runs_i = int_list(sizes), _opt_int(runs, "runs")
+    sources_i, targets_i = _opt_int(sources, "sources"), _opt_int(targets, "targets")
+    counts_l, counts_runs = int_list(source_counts, "source_counts"), _opt_int(source_runs, "source_runs")
+    target_set = None if target_set in (None, "", "None") else str(target_set)
+    choice = resolve_data(data, missing=missing, target_set=target_set)
+    bench = choice.benchmark
+    spec = PROFILES[profile][choice.key]
+    overrides = {k: v for k, v in dict(sizes=sizes_l, runs=runs_i, sources=sources_i, targets=targets_i,
+                                        source_counts=counts_l, source_runs=counts_runs).items()
+                 if v is not None}
+    if target_set is not None:
+        if target_set not in bench.target_sets:
+            known = ", ".join(bench.target_sets) or "none"
+            raise BookError(f"{bench.name} has no target set {target_set!r} (it has: {known})")
+        targets_i = len(bench.target_sets[target_set])
+    n_sources, n_targets = fit_to_pool(bench.n_models, n_sources=sources_i, n_targets=targets_i)
+    fitted = target_set is None and (n_sources, n_targets) != (300, 50) and not (sources_i and targets_i)
+    n_seen = n_seen_items(bench)
+    wanted = sizes_l or list(spec.sizes)
+    chosen = sorted({k for k in wanted if k <= n_seen}) or [n_seen]
+    dropped = sorted(k for k in wanted if k > n_seen)
+    free = bench.n_models - n_targets
+    counts = sorted({n for n in (counts_l or spec.source_counts) if n <= free})
+    if not counts_l and n_sources not in counts and (not counts or n_sources > 1.2 * max(counts)):
+        counts.append(n_sources)  # the largest pool that fits: the sweep's right end
+    source_size = spec.source_size if spec.source_size in chosen else min(spec.source_size, max(chosen))
+    return Setting(
+        data=choice, profile=profile, sizes=chosen,
+        protocol=Protocol(n_sources=n_sources, n_targets=n_targets, n_runs=runs_i or spec.runs, seed=int(seed),
+                          target_set=target_set),
+        source_counts=sorted(counts), source_runs=counts_runs or min(spec.source_runs, runs_i or spec.source_runs),
+        source_size=source_size, jobs=_opt_int(jobs, "jobs") or default_jobs(), overrides=overrides,
+        pool_fitted=fitted, dropped_sizes=dropped,
+    )
+
+
+def is_book_data(data) -> bool:
+    """True when ``data`` names only the paper's benchmarks (the book's own build, not a reader's bundle)."""
+    names = name_list(data, "data") or []
+    return bool(names) and all(n in BENCHMARKS or n.startswith("synthetic-") for n in names)
+
+
+def pick_data(value, data, *, prefer: Sequence[str] = ("subtasks", "confidence"), book_default: str | None = None,
+              missing: str = "error") -> str:
+    """The bundle of a secondary section (a picture, a figure drawn on one bundle).
+
+    Its own parameter when set; else ``book_default`` when the chapter runs on the book's
+    own benchmarks; else the first bundle of ``data`` with the most of ``prefer``
+    (``subtasks``: more than one; ``confidence``: confidences present) — so a reader's
+    ``-p data mybundle`` moves every section of a chapter onto their bundle.
+    """
+    if value not in (None, "", "None"):
+        return str(value)
+    if book_default and is_book_data(data):
+        return book_default
+    names = name_list(data, "data")
+    if not names:
+        raise BookError("data: expected at least one bundle name")
+    if not prefer or len(names) == 1:
+        return names[0]
+
+    def score(name):
+        b = resolve_data(name, missing=missing).benchmark
+        return (("subtasks" in prefer and len(b.subtask_names) > 1) + ("confidence" in prefer and b.confidence is not None))
+
+    scores = [score(n) for n in names]
+    return names[scores.index(max(scores))]
+
+
+def variant_data(value, data) -> list[str]:
+    """Bundles on which a selector chapter compares variants: the parameter, else those of
+    ``data`` that the profile runs variants on (costly variants stay on GPQA when quick),
+    else the first bundle of ``data``."""
+    explicit = name_list(value, "variant_data")
+    if explicit:
+        return explicit
+    names = name_list(data, "data") or []
+    chosen = [n for n in names if benchmark_key(n) in variant_benchmarks()]
+    return chosen or names[:1]
+
+
+def paper_selectors(setting: Setting, selectors=None) -> list[str]:
+    """The selectors a benchmark chapter compares (parameter value or the paper's six)."""
+    return name_list(selectors) or list(PAPER_SELECTORS)
+
+
+def run_view(setting: Setting, run: int = 0):
+    """What the selectors see in one run: ``(SourceData, target_correct, target_confidence, Run)``."""
+
+
+    bench = setting.benchmark
+    r = draw_run(bench, setting.protocol, run)
+    conf = bench.confidence
+    source = SourceData(bench.correct[r.sources][:, r.seen], bench.subtask_codes[r.seen],
+                        None if conf is None else conf[r.sources][:, r.seen])
+    tgt_conf = None if conf is None else conf[r.targets][:, r.seen]
+    return source, np.asarray(bench.correct[r.targets][:, r.seen]), tgt_conf, r
+
+
+def item_map(source) -> "pd.DataFrame":  # noqa: F821
+    """Coordinates to draw seen items: easiness (% of sources correct / mean confidence), the first
+    two principal components of the items' source profiles, and the same clipped to the 1-99%
+    quantile box of the first four components and rescaled to [-1, 1] (what the DPP sees;
+    ``outside_box`` marks the items it trims)."""
+
+    proxy = np.asarray(source.proxy, dtype=np.float64)
+    centred = proxy - proxy.mean(axis=0)
+    _, s, vt = np.linalg.svd(centred, full_matrices=False)
+    coords = vt[:4].T * s[:4]
+    lo, hi = np.quantile(coords, [0.01, 0.99], axis=0)
+    outside = ((coords < lo) | (coords > hi)).any(axis=1)
+    boxed = 2 * (np.clip(coords, lo, hi) - lo) / np.where(hi > lo, hi - lo, 1.0) - 1
+    return pd.DataFrame({"easiness": 100 * proxy.mean(axis=0), "pc1": coords[:, 0], "pc2": coords[:, 1],
+                         "box1": boxed[:, 0], "box2": boxed[:, 1], "outside_box": outside,
+                         "subtask": source.subtasks})
+
+
+def pick(selector_name: str, source, k: int, seed: int = 0, run: int = 0):
+    """The micro-benchmark a selector builds from ``source`` with the experiment's seeding."""
+
+    selector = make_selector(selector_name)
+    stream = selector.shared_key() or selector_name  # as the experiment: siblings share their draws
+    prepared = selector.prepare(source, rng_for(seed, run, "prepare", stream))
+    return selector, prepared, selector.select(prepared, k, rng_for(seed, run, "select", stream, k))
+
+
+def target_case_list(cases, data, missing: str = "error") -> tuple[list[tuple[str, str]], list[str]]:
+    """The (bundle, target set) pairs a target-set chapter studies, and the bundles of ``data``
+    that name no set: explicit ``cases`` first, else every set of the bundles in ``data``,
+    else the profile's cases."""
+    if name_list(cases, "cases"):
+        return parse_cases(cases), []
+    names = name_list(data, "data")
+    if not names:
+        return parse_cases(target_cases()), []
+    pairs, without = [], []
+    for name in names:
+        sets = resolve_data(name, missing=missing).benchmark.target_sets
+        pairs += [(name, s) for s in sets]
+        if not sets:
+            without.append(name)
+    return pairs, without
+
+
+def subtask_setting(base: Setting, subtask: str) -> Setting:
+    """A Setting whose benchmark is one subtask of ``base``'s (same protocol; sizes that fit)."""
+
+
+    b = base.benchmark
+    cols = np.flatnonzero(b.subtasks.astype(str) == subtask)
+    if len(cols) == 0:
+        raise BookError(f"{b.name} has no subtask {subtask!r}")
+    sub = Benchmark(
+        name=f"{b.name}--{subtask.replace(' ', '_')}", correct=b.correct[:, cols], models=b.models,
+        items=b.items[cols], subtasks=b.subtasks[cols],
+        confidence=None if b.confidence is None else b.confidence[:, cols],
+        item_info=None if b.item_info is None else b.item_info.iloc[cols].reset_index(drop=True),
+        model_info=b.model_info, target_sets=b.target_sets, origin=f"{b.origin} (subtask {subtask})",
+    )
+    choice = DataChoice(f"{base.data.requested}:{subtask}", base.data.key, base.data.kind, sub,
+                        base.data.reason)
+    n_seen = n_seen_items(sub)
+    sizes = [k for k in base.sizes if k <= n_seen // 2] or [max(1, n_seen // 4)]
+    return replace(base, data=choice, sizes=sizes)

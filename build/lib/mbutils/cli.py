@@ -1,0 +1,620 @@
+"""mbutils: micro-benchmark experiments, their meta-evaluation, and the book's chapters.
+
+Every user error ends in one message on stderr and exit code 1 (2 for a malformed
+command line), never a traceback, and never a half-written output file. An unexpected
+failure is a bug: one line says so and where to report it (the traceback with --debug).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+import pandas as pd
+
+from . import __version__
+from .errors import MbutilsError, ResultsError
+from .validation import check_int, check_names, check_number, check_workers
+
+MISSING_CHOICES = {"error": "error", "drop-models": "drop_models", "drop-items": "drop_items"}
+REPORT = ("this is a bug in mbutils: please report it on the project's issue tracker with the command "
+          "you ran")
+BIG = 10**6          # the largest count (models, sources, sizes) any option accepts
+MAX_RUNS = 100_000
+MAX_SEED = 2**63 - 1
+DESCRIPTION = __doc__.splitlines()[0]
+
+
+# -- option values: checked at the boundary, with the validation helpers' wording --------------------
+
+def _number(text: str):
+    """The text as an int or float when it is one, else the text (so the check names it)."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _option(check, what: str, **bounds):
+    """An argparse type that parses a number and range-checks it; failures are usage errors (exit 2)."""
+    def parse(text: str):
+        try:
+            return check(_number(text.strip()), what, **bounds)
+        except MbutilsError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    parse.__name__ = what
+    return parse
+
+
+def count(what: str, low: int = 1, high: int = BIG):
+    return _option(check_int, what, low=low, high=high)
+
+
+def number(what: str, **bounds):
+    return _option(check_number, what, **bounds)
+
+
+def _workers(text: str) -> int:
+    try:
+        return check_workers(_number(text.strip()), "jobs")
+    except MbutilsError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _sizes(text: str) -> list[int]:
+    parse = count("size")
+    sizes = [parse(x) for x in text.split(",") if x.strip()]
+    if not sizes:
+        raise argparse.ArgumentTypeError("sizes must name at least one, not an empty list")
+    return sizes
+
+
+def _names(what: str):
+    def parse(text: str) -> list[str]:
+        try:
+            return check_names(text.split(","), what)
+        except MbutilsError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    parse.__name__ = what
+    return parse
+
+
+THRESHOLD = number("threshold", low=0, high=1, low_open=True)
+BIN_WIDTH = number("bin width (points)", low=0.01, high=100)
+SEED = count("seed", low=0, high=MAX_SEED)
+BOOTSTRAP = count("bootstrap resamples", high=100_000)
+
+
+# -- files in and out ----------------------------------------------------------------------------
+
+def _read_results(path: str) -> pd.DataFrame:
+    """A results table (Parquet with its provenance, or CSV); every failure is one message."""
+    from .provenance import read_parquet
+
+    file = Path(path)
+    if not file.exists():
+        raise ResultsError(f"{path}: no such results file (make one with `python -m mbutils experiment`)")
+    if not file.is_file():
+        raise ResultsError(f"{path} is {'a folder' if file.is_dir() else 'not a regular file'}; "
+                           "give a results file (.parquet or .csv)")
+    try:
+        return pd.read_csv(file) if file.suffix == ".csv" else read_parquet(file)
+    except ResultsError:
+        raise
+    except PermissionError:
+        raise ResultsError(f"{path}: permission denied; the results file cannot be read") from None
+    except Exception as err:  # any reader failure means the file is not a results table
+        raise ResultsError(f"{path}: cannot read it as a results table ({type(err).__name__}: "
+                           f"{str(err).splitlines()[0][:200] if str(err) else ''})") from None
+
+
+def _check_out(out: str) -> Path:
+    """Refuse an unusable output path before any work is done."""
+    path = Path(out)
+    if path.suffix not in (".parquet", ".pq", ".csv"):
+        raise ResultsError(f"{out}: output must end in .parquet or .csv")
+    if path.is_dir():
+        raise ResultsError(f"{out} is a folder; give a file name ending in .parquet or .csv")
+    if path.exists() and not path.is_file():
+        raise ResultsError(f"{out} exists and is not a regular file; give another output file")
+    if not path.parent.is_dir():
+        raise ResultsError(f"{out}: the folder {path.parent} does not exist")
+    return path
+
+
+def _write_table(table: pd.DataFrame, out: str) -> None:
+    """Write the whole table or nothing; say so when an existing file is replaced."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from .cache import atomic_write
+    from .provenance import parquet_metadata
+
+    path = _check_out(out)
+    replacing = path.exists()
+
+    def parquet(tmp: Path) -> None:
+        arrow = pa.Table.from_pandas(table, preserve_index=False)
+        pq.write_table(arrow.replace_schema_metadata({**(arrow.schema.metadata or {}),
+                                                      **parquet_metadata(table)}), tmp)
+
+    write = (lambda tmp: table.to_csv(tmp, index=False)) if path.suffix == ".csv" else parquet
+    try:
+        atomic_write(path, write)
+    except OSError as err:
+        raise ResultsError(f"{out}: cannot write the results ({err.strerror or err})") from None
+    if replacing:
+        print(f"note: replaced the existing {out}", file=sys.stderr)
+
+
+def _note_confidence_fallback(bench, selectors: list[str]) -> None:
+    """Say when a confidence-reading selector will read 0/1 correctness instead."""
+    from .selectors import make_selector
+
+    if bench.has_confidence:
+        return
+    readers = [name for name in selectors if getattr(make_selector(name), "uses_confidence", False)]
+    if readers:
+        print(f"note: {bench.name} has no confidence.csv, so {', '.join(readers)} read 0/1 correctness "
+              "instead of confidences", file=sys.stderr)
+
+
+# -- the commands -------------------------------------------------------------------------------
+
+def _check_target_set(name: str | None) -> None:
+    """An empty --target-set is a mistake, not 'no target set'."""
+    if name is not None and not name.strip():
+        raise ResultsError("--target-set is empty; name a target set of the bundle, or leave the option out")
+
+
+def cmd_experiment(args) -> int:
+    from .datasets import load_bundle
+    from .experiment import run_experiment
+    from .protocol import Protocol
+
+    _check_out(args.out)
+    _check_target_set(args.target_set)
+    bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
+    protocol = Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs,
+                        seed=args.seed, target_set=args.target_set)
+    results = run_experiment(bench, args.selectors, args.sizes, protocol, jobs=args.jobs,
+                             backend=args.backend, use_cache=not args.no_cache,
+                             progress=not args.quiet, scheduler=args.scheduler)
+    _note_confidence_fallback(bench, args.selectors)
+    _write_table(results, args.out)
+    if not args.quiet:
+        print(f"wrote {len(results):,} rows to {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_mdad(args) -> int:
+    from .metrics import mdad_table
+    from .tables import render
+
+    table = mdad_table(_read_results(args.results), threshold=args.threshold, split=args.split,
+                       bin_width=args.bin_width, tie_rule=args.tie_rule, method=args.method,
+                       ci=args.ci, n_boot=args.bootstrap, seed=args.seed)
+    columns = ["selector", "size", "mdad", "ci_low", "ci_high", "n_pairs"]
+    sys.stdout.write(render(table[columns], args.format))
+    return 0
+
+
+def cmd_summary(args) -> int:
+    from .metrics import summary_table
+    from .tables import render
+
+    sys.stdout.write(render(summary_table(_read_results(args.results)), args.format))
+    return 0
+
+
+def cmd_combine(args) -> int:
+    from .provenance import combine
+
+    _check_out(args.out)
+    tables = [_read_results(path) for path in args.results]
+    combined = combine(tables, [str(path) for path in args.results])
+    _write_table(combined, args.out)
+    print(f"wrote {len(combined):,} rows of {len(tables)} experiments ({combined['run'].nunique()} runs) "
+          f"to {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from .bundle import find_bundle, validate_bundle
+
+    folder = find_bundle(args.bundle)
+    problems = validate_bundle(folder)
+    errors = [p for p in problems if p.severity == "error"]
+    for problem in problems:
+        print(f"{problem.severity}: {problem}")
+    if errors:
+        print(f"{folder}: {len(errors)} error(s); the bundle cannot be used until they are fixed",
+              file=sys.stderr)
+        return 1
+    if any("empty cell" in p.message for p in problems):
+        print(f"{folder}: valid bundle format, but incomplete: experiment, plan and audit refuse it "
+              "unless given --missing drop-models or --missing drop-items (see the warning above)")
+        return 0
+    print(f"{folder}: valid bundle" + (" (with warnings)" if problems else ""))
+    return 0
+
+
+def cmd_cache(args) -> int:
+    from . import cache
+    from .tables import render
+
+    if args.action == "list":
+        entries = cache.list_entries()
+        sys.stdout.write(render(entries, "markdown") if len(entries) else "")
+        total = entries["bytes"].sum() / 1e6 if len(entries) else 0.0
+        print(f"{len(entries)} entries, {total:.1f} MB in {cache.cache_root()}", file=sys.stderr)
+    else:
+        print(f"removed {cache.clear(args.kind)} entries from {cache.cache_root()}", file=sys.stderr)
+    return 0
+
+
+def _save_imported(bench, out: str, quiet: bool) -> int:
+    from .bundle import save_bundle
+
+    folder = save_bundle(bench, out)
+    if not quiet:
+        print(f"wrote {bench.n_models} models x {bench.n_items} items "
+              f"({len(bench.subtask_names)} subtasks{', with confidences' if bench.has_confidence else ''}) "
+              f"to {folder}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args) -> int:
+    import warnings
+
+    from . import importers
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        confidence = False if args.no_confidence else None
+        if args.format == "lm-eval":
+            if not args.paths or not all(p.strip() for p in args.paths):
+                raise ResultsError("give one or more lm-evaluation-harness output files or folders "
+                                   "(an empty path would mean the current folder)")
+            bench = importers.import_lm_eval(
+                args.paths, args.metric or "acc", filter=args.filter, name=args.name or Path(args.out).name,
+                items=args.items, check_docs=args.doc_check or "error", confidence=confidence,
+                subtask_field=args.subtask_field, progress=not args.quiet)
+        else:
+            if not args.models or not args.benchmark:
+                raise ResultsError("import leaderboard needs --models FILE and --benchmark NAME")
+            if args.source == "hub":
+                source = importers.HubSource(cache_dir=args.cache_dir, layout=args.layout)
+            else:
+                source = importers.LocalSource(args.source)
+            bench = importers.import_leaderboard(
+                importers.read_model_list(args.models), args.benchmark, source=source, metric=args.metric,
+                name=args.name or Path(args.out).name, items=args.items,
+                check_docs=args.doc_check or "warn", confidence=confidence, progress=not args.quiet)
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
+    return _save_imported(bench, args.out, args.quiet)
+
+
+def cmd_run_chapter(args) -> int:
+    from .chapters import run_chapter
+
+    params = dict(args.param)
+    html = run_chapter(args.chapter, params, args.out, profile=args.profile, timeout=args.timeout,
+                       progress=not args.quiet)
+    print(f"wrote {html} and {html.with_suffix('.ipynb')}", file=sys.stderr)
+    return 0
+
+
+def cmd_notebook(args) -> int:
+    from .chapters import chapter_path, to_notebook
+
+    out = Path(args.out) if args.out else Path(f"{chapter_path(args.chapter).stem}.ipynb")
+    print(f"wrote {to_notebook(args.chapter, out)}", file=sys.stderr)
+    return 0
+
+
+def _protocol_from(args):
+    from .protocol import Protocol
+
+    return Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs, seed=args.seed,
+                    target_set=getattr(args, "target_set", None))
+
+
+def _results_of(bench, path: str) -> pd.DataFrame:
+    """A results table given with --results, refused when another bundle produced it."""
+    from .metrics import check_results
+    from .provenance import check_bundle
+
+    results = _read_results(path)
+    check_results(results)
+    check_bundle(results, bench.content_hash, bench.name, path)
+    unknown = sorted(set(results["model"].astype(str)) - set(map(str, bench.models)))
+    if unknown:
+        shown = ", ".join(map(repr, unknown[:3])) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+        raise ResultsError(f"{path}: models {shown} are not in bundle {bench.name!r}; these results come "
+                           "from another bundle")
+    return results
+
+
+def cmd_plan(args) -> int:
+    from .datasets import load_bundle
+    from .planning import cached_results, format_plan, plan_table
+
+    bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
+    protocol = _protocol_from(args)
+    if args.results:
+        results = _results_of(bench, args.results)
+    else:
+        results = cached_results(bench, args.sizes, protocol)
+    plan = plan_table(bench, args.gap, args.agreement, results, truth=args.truth, protocol=protocol,
+                      bin_width=args.bin_width, tie_rule=args.tie_rule)
+    sys.stdout.write(format_plan(plan))
+    if results is None:
+        print("(no cached experiments for this bundle and protocol: run `python -m mbutils experiment` "
+              "with the same settings to compare selectors)", file=sys.stderr)
+    return 0
+
+
+def cmd_audit(args) -> int:
+    from .audit import audit, format_audit, read_items, read_weights
+    from .datasets import load_bundle
+
+    if args.out is not None:
+        _check_out(args.out)
+    _check_target_set(args.target_set)
+    if args.weights is not None and not args.weights.strip():
+        raise ResultsError("--weights is empty; give a weights file, or leave the option out for a plain mean")
+    bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
+    items, weights = read_items(args.items)
+    if args.weights:
+        weights = read_weights(args.weights, items)
+    report = audit(bench, items, weights, n_random=args.random, seed=args.seed, threshold=args.threshold,
+                   truth=args.truth, models=args.target_set, bin_width=args.bin_width,
+                   tie_rule=args.tie_rule, mdad_method=args.method, ci=args.ci, n_boot=args.bootstrap,
+                   progress=not args.quiet)
+    sys.stdout.write(format_audit(report, max_gap=args.max_gap))
+    if args.out is not None:
+        _write_table(report.results, args.out)
+    return 0
+
+
+# -- the parser ---------------------------------------------------------------------------------
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Every option's help ends with its default; descriptions keep their line breaks."""
+
+
+def _add_protocol(p, what: str = "the experiment") -> None:
+    p.add_argument("--runs", type=count("runs", high=MAX_RUNS), default=50, help=f"runs of {what}")
+    p.add_argument("--sources", type=count("sources"), default=300, help="source models per run")
+    p.add_argument("--targets", type=count("targets", low=2), default=50, help="target models per run")
+    p.add_argument("--seed", type=SEED, default=0, help="root seed of every random draw")
+
+
+def _add_missing(p) -> None:
+    p.add_argument("--missing", choices=list(MISSING_CHOICES), default="error",
+                   help="what to do with models/items that have missing cells")
+
+
+def _add_mdad_options(p, ci_choices: list[str], ci_default: str) -> None:
+    p.add_argument("--threshold", type=THRESHOLD, default=0.8, help="agreement the MDAD must reach, in (0, 1]")
+    p.add_argument("--bin-width", type=BIN_WIDTH, default=0.5, help="gap bin width in accuracy points (0.01-100)")
+    p.add_argument("--tie-rule", choices=["paper", "exclude"], default="paper",
+                   help="pairs tied on the truth: scored as the paper does, or left out")
+    p.add_argument("--method", choices=["first", "monotone"], default="first",
+                   help="first bin crossing the threshold (paper) or a non-decreasing fit of the curve")
+    p.add_argument("--ci", choices=ci_choices, default=ci_default, help="how the confidence interval is resampled")
+    p.add_argument("--bootstrap", type=BOOTSTRAP, default=1000, help="bootstrap resamples (1-100000)")
+
+
+def _experiment_parser(sub, common) -> None:
+    p = sub.add_parser("experiment", parents=[common], formatter_class=_Formatter,
+                       help="run selectors x sizes x runs on a bundle", description="Run selectors x sizes x "
+                       "runs on a bundle and write the tidy results table (with its provenance).")
+    p.add_argument("--data", required=True, help="bundle name on MBUTILS_DATA, synthetic-*, or a folder")
+    p.add_argument("--selectors", type=_names("selectors"), default=["random"], help="comma-separated names")
+    p.add_argument("--sizes", type=_sizes, default=[10, 25, 50, 100, 200],
+                   help="comma-separated micro-benchmark sizes (items)")
+    _add_protocol(p)
+    p.add_argument("--target-set", default=None, help="named target set from target_sets.json")
+    p.add_argument("--jobs", type=_workers, default=1,
+                   help="parallel workers (-1: all cores; never more than runs or cores)")
+    p.add_argument("--backend", choices=["loky", "threading", "sequential", "dask", "ray"], default="loky",
+                   help="how runs are spread over workers (dask/ray need requirements-scale.txt)")
+    p.add_argument("--scheduler", default=None,
+                   help="address of a running Dask scheduler or Ray cluster (default: start a local one)")
+    _add_missing(p)
+    p.add_argument("--no-cache", action="store_true", help="recompute even if cached")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--out", required=True, help="results file (.parquet or .csv)")
+    p.set_defaults(func=cmd_experiment)
+
+
+def _table_parsers(sub, common) -> None:
+    p = sub.add_parser("mdad", parents=[common], formatter_class=_Formatter,
+                       help="MDAD with confidence intervals per selector x size")
+    p.add_argument("results", help="results table of one experiment (.parquet or .csv)")
+    p.add_argument("--split", choices=["seen", "unseen"], default="seen", help="which half is the truth")
+    _add_mdad_options(p, ["pairs", "runs", "none"], "pairs")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the bootstrap")
+    p.add_argument("--format", choices=["csv", "markdown"], default="csv", help="output format")
+    p.set_defaults(func=cmd_mdad)
+
+    p = sub.add_parser("summary", parents=[common], formatter_class=_Formatter,
+                       help="Kendall tau and estimation error per selector x size")
+    p.add_argument("results", help="results table of one experiment (.parquet or .csv)")
+    p.add_argument("--format", choices=["csv", "markdown"], default="csv", help="output format")
+    p.set_defaults(func=cmd_summary)
+
+    p = sub.add_parser("combine", parents=[common], formatter_class=_Formatter,
+                       help="join results of several experiments on purpose, numbering their runs apart",
+                       description="Join the results tables of several experiments into one, on purpose: "
+                       "the runs of each are renumbered after the previous one's, so no pairs are pooled by "
+                       "mistake, and the provenance of every source is kept in the output's metadata.")
+    p.add_argument("results", nargs="+", help="results tables (.parquet or .csv), two or more")
+    p.add_argument("--out", required=True, help="combined results file (.parquet or .csv)")
+    p.set_defaults(func=cmd_combine)
+
+
+def _bundle_parsers(sub, common) -> None:
+    p = sub.add_parser("validate", parents=[common], formatter_class=_Formatter,
+                       help="check a bundle and explain every problem found")
+    p.add_argument("bundle", help="bundle name on MBUTILS_DATA or a folder")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("plan", parents=[common], formatter_class=_Formatter,
+                       help="how many items random sampling needs for a given gap and agreement")
+    p.add_argument("--data", required=True, help="bundle name on MBUTILS_DATA, synthetic-*, or a folder")
+    p.add_argument("--gap", type=number("gap (points)", low=0, high=100, low_open=True), required=True,
+                   help="accuracy gap in points")
+    p.add_argument("--agreement", type=number("agreement", low=0, high=1, low_open=True), default=0.8,
+                   help="target pairwise agreement, in (0, 1]")
+    p.add_argument("--truth", choices=["seen", "full"], default="seen",
+                   help="judge against the seen half (the paper's protocol) or all items")
+    p.add_argument("--results", default=None,
+                   help="results of an experiment on this bundle to compare selectors (default: cache)")
+    p.add_argument("--sizes", type=_sizes, default=[10, 25, 50, 100, 200],
+                   help="sizes of the cached experiment to look up")
+    _add_protocol(p, "the cached experiment to look up")
+    p.add_argument("--bin-width", type=BIN_WIDTH, default=0.5, help="gap bin width in accuracy points (0.01-100)")
+    p.add_argument("--tie-rule", choices=["paper", "exclude"], default="paper",
+                   help="pairs tied on the truth: scored as the paper does, or left out")
+    _add_missing(p)
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("audit", parents=[common], formatter_class=_Formatter,
+                       help="how well a given list of items ranks every pair of models")
+    p.add_argument("--data", required=True, help="bundle name on MBUTILS_DATA, synthetic-*, or a folder")
+    p.add_argument("--items", required=True, help="one item per line, or a CSV with an item column")
+    p.add_argument("--weights", default=None, help="one weight per line, or a CSV with item,weight")
+    p.add_argument("--random", type=count("random subsets", high=100_000), default=100,
+                   help="random subsets of equal size as baseline")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the random subsets and bootstrap")
+    p.add_argument("--truth", choices=["full", "rest"], default="full",
+                   help="judge against all items, or against the items not in the list")
+    p.add_argument("--target-set", default=None, help="only the models of this target set")
+    _add_mdad_options(p, ["models", "pairs", "none"], "models")
+    p.add_argument("--max-gap", type=number("max gap (points)", low=0, high=100, low_open=True), default=10.0,
+                   help="widest gap shown in the curve")
+    _add_missing(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--out", default=None, help="also write the audit's results table (.parquet/.csv)")
+    p.set_defaults(func=cmd_audit)
+
+
+def _import_parser(sub, common) -> None:
+    p = sub.add_parser("import", parents=[common], formatter_class=_Formatter,
+                       help="turn lm-evaluation-harness logs or leaderboard details into a bundle")
+    p.add_argument("format", choices=["lm-eval", "leaderboard"], help="where the results come from")
+    p.add_argument("paths", nargs="*", help="lm-eval: samples_*.jsonl files or folders holding them")
+    p.add_argument("--out", required=True, help="bundle folder to write (must not exist)")
+    p.add_argument("--metric", default=None, help="0/1 metric to read (lm-eval default: acc)")
+    p.add_argument("--models", help="leaderboard: text file with one model id per line")
+    p.add_argument("--benchmark", help="leaderboard: gpqa, gpqa-diamond, bbh, mmlu-pro, musr, math-hard, ifeval")
+    p.add_argument("--source", default="hub", help="leaderboard: 'hub' (download) or a local folder of details")
+    p.add_argument("--layout", choices=["raw", "parquet"], default="raw", help="leaderboard: hub file layout")
+    p.add_argument("--cache-dir", default=None, help="leaderboard: download cache folder")
+    p.add_argument("--filter", default=None, help="lm-eval: which filter's records to use")
+    p.add_argument("--subtask-field", default=None, help="lm-eval: take subtasks from this doc field")
+    p.add_argument("--items", choices=["same", "common"], default="same",
+                   help="models must log the same items (same) or keep the items all have (common)")
+    p.add_argument("--doc-check", choices=["error", "warn", "ignore"], default=None,
+                   help="what to do when logs disagree on an item's content hash (lm-eval: error, "
+                   "leaderboard: warn)")
+    p.add_argument("--no-confidence", action="store_true", help="do not derive confidences")
+    p.add_argument("--name", default=None, help="bundle name (default: the output folder name)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_import)
+
+
+def _chapter_parsers(sub, common) -> None:
+    p = sub.add_parser("run-chapter", parents=[common], formatter_class=_Formatter,
+                       help="execute a chapter of the book on other data or settings")
+    p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or path of its .md (or .ipynb)")
+    p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
+                   help="set a parameter of the chapter (repeatable), e.g. -p data mybundle -p runs 10")
+    p.add_argument("--out", default="chapter-output", help="folder for the executed notebook and its HTML")
+    p.add_argument("--profile", choices=["quick", "default", "paper"], default=None,
+                   help="settings profile (default: $MBUTILS_PROFILE or 'default')")
+    p.add_argument("--timeout", type=count("timeout (seconds)", high=10**7), default=None,
+                   help="seconds allowed per cell (default: no limit)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_run_chapter)
+
+    p = sub.add_parser("notebook", parents=[common], formatter_class=_Formatter,
+                       help="write a chapter as an .ipynb notebook (for papermill or Jupyter)")
+    p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or path of its .md")
+    p.add_argument("--out", default=None, help="notebook file or folder (default: ./CHAPTER.ipynb)")
+    p.set_defaults(func=cmd_notebook)
+
+
+def _cache_parser(sub, common) -> None:
+    from .cache import KINDS
+
+    p = sub.add_parser("cache", parents=[common], formatter_class=_Formatter,
+                       help="list or clear cached results and synthetic bundles")
+    p.add_argument("action", choices=["list", "clear"], help="list the entries, or remove them")
+    p.add_argument("--kind", choices=KINDS, default=None, help="only this kind of entry (default: every kind)")
+    p.set_defaults(func=cmd_cache)
+
+
+def program_name() -> str:
+    """``mbutils`` when run as the installed script, else how the module is run."""
+    return "mbutils" if Path(sys.argv[0]).name == "mbutils" else "python -m mbutils"
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the full traceback of an unexpected error")
+    parser = argparse.ArgumentParser(prog=prog or program_name(), description=DESCRIPTION,
+                                     formatter_class=_Formatter)
+    parser.add_argument("--version", action="version", version=f"mbutils {__version__}")
+    parser.add_argument("--debug", action="store_true", default=False,
+                        help="show the full traceback of an unexpected error")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                title="commands (COMMAND --help for each one's options)")
+    _experiment_parser(sub, common)
+    _table_parsers(sub, common)
+    _bundle_parsers(sub, common)
+    _import_parser(sub, common)
+    _chapter_parsers(sub, common)
+    _cache_parser(sub, common)
+    return parser
+
+
+def _os_message(err: OSError) -> str:
+    """An operating-system failure (unreadable file, full disk) as one line naming the file."""
+    where = f"{err.filename}: " if getattr(err, "filename", None) else ""
+    return f"{where}{err.strerror or err}"
+
+
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run one command; the exit code is 0, 1 (refused input), 2 (usage), 70 (a bug) or 130."""
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except MbutilsError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except OSError as err:
+        print(f"error: {_os_message(err)}", file=sys.stderr)
+        return 1
+    except Exception as err:  # noqa: BLE001 -- anything else is a bug; say so in one line
+        if args.debug:
+            traceback.print_exc()
+        text = str(err).splitlines()[0][:200] if str(err) else ""
+        hint = "" if args.debug else " and the output of the same command with --debug"
+        print(f"{parser.prog}: internal error ({type(err).__name__}: {text}); {REPORT}{hint}", file=sys.stderr)
+        return 70

@@ -1,0 +1,138 @@
+"""The benchmarks the book knows, and how a name becomes a bundle (real first, else a stand-in).
+
+The registry of benchmark facts is :data:`mbutils.catalogue.CATALOGUE`. Here,
+:func:`load_bundle` loads any name — a folder, a bundle on the search path, or a
+simulated ``synthetic-*`` stand-in — and :func:`resolve_data` turns a chapter's ``data``
+value into a :class:`DataChoice`: the bundle plus a plain reason that the page prints.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .catalogue import BENCHMARK_TITLES, BENCHMARKS, CATALOGUE, SYNTHETIC_PREFIX  # noqa: F401  (re-exported)
+from .errors import MbutilsError
+
+
+#: The smallest pool the protocol can run on: 2 targets (one pair) and at least 1 source.
+MIN_MODELS = 3
+
+
+@dataclass(frozen=True)
+class DataChoice:
+    """The bundle a chapter runs on, and why (real, a synthetic stand-in, or a user's folder)."""
+
+    requested: str
+    key: str          # gpqa | bbh | mmlu-pro | mmlu | custom
+    kind: str         # real | synthetic | custom
+    benchmark: object
+    reason: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.benchmark.name
+
+    @property
+    def title(self) -> str:
+        return BENCHMARK_TITLES.get(self.key, self.key)
+
+    @property
+    def is_synthetic(self) -> bool:
+        return self.kind == "synthetic"
+
+    def describe(self) -> str:
+        b = self.benchmark
+        what = {"real": "real results", "synthetic": "SYNTHETIC data (IRT simulator, not real model results)",
+                "custom": "a user bundle"}[self.kind]
+        conf = "with" if b.confidence is not None else "without"
+        return (f"{b.name}: {what}; {b.n_models} models x {b.n_items:,} items, "
+                f"{len(b.subtask_names)} subtask(s), {conf} confidences")
+
+
+def load_bundle(name_or_dir, *, missing: str = "error"):
+    """A bundle by folder or name, or a simulated stand-in for a ``synthetic-*`` name no folder has."""
+    from .bundle import find_bundle
+    from .bundle import load_bundle as load_folder
+
+    name = str(name_or_dir)
+    if name.startswith(SYNTHETIC_PREFIX):
+        try:
+            find_bundle(name_or_dir)
+        except MbutilsError:
+            from .synthetic import make_synthetic
+
+            return make_synthetic(name)
+    return load_folder(name_or_dir, missing=missing)
+
+
+def benchmark_key(name: str) -> str:
+    """Which of the paper's benchmarks a bundle name stands for (``custom`` if none)."""
+    base = str(name).removeprefix("synthetic-")
+    for info in CATALOGUE.values():
+        if base == info.key or base in info.real_names:
+            return info.key
+    return "custom"
+
+
+def _real_candidates(key: str, *, min_models: int, need_set: str | None):
+    """Yield (name, bundle or None, why it was passed over) for the real bundles of ``key``."""
+    from .bundle import find_bundle
+
+    for real in CATALOGUE[key].real_names:
+        try:
+            find_bundle(real)
+        except MbutilsError:
+            continue
+        bench = load_bundle(real, missing="drop_models")
+        if bench.n_models < min_models:
+            yield real, None, (f"the real bundle '{real}' has only {bench.n_models} complete models "
+                               f"({min_models} needed)")
+        elif need_set is not None and need_set not in bench.target_sets:
+            yield real, None, f"the real bundle '{real}' names no target set '{need_set}'"
+        else:
+            yield real, bench, ""
+
+
+def resolve_data(data: str, *, min_models: int = MIN_MODELS, missing: str = "error",
+                 target_set: str | None = None) -> DataChoice:
+    """Load the bundle a chapter asked for.
+
+    ``gpqa``/``bbh``/``mmlu-pro``/``mmlu`` mean "the first real bundle on the data path with
+    at least ``min_models`` complete models (and the named ``target_set``, if one is asked
+    for), else the synthetic stand-in"; ``synthetic-*`` is always simulated; anything else
+    is a bundle name or folder (``missing``: ``error``, ``drop_models`` or ``drop_items``).
+    """
+    data = str(data).strip()
+    key = benchmark_key(data)
+    if data.startswith("synthetic-"):
+        return DataChoice(data, key, "synthetic", load_bundle(data), "requested explicitly")
+    if data in CATALOGUE:
+        reasons = []
+        for real, bench, why in _real_candidates(data, min_models=min_models, need_set=target_set):
+            if bench is not None:
+                return DataChoice(data, key, "real", bench, f"real bundle '{real}' found on the data path")
+            reasons.append(why)
+        if not reasons:
+            names = " or ".join(map(repr, CATALOGUE[data].real_names))
+            reasons.append(f"no real bundle named {names} on the data path (MBUTILS_DATA)")
+        stand_in = CATALOGUE[data].stand_in
+        return DataChoice(data, key, "synthetic", load_bundle(stand_in),
+                          "; ".join(reasons) + f", so this page uses the stand-in '{stand_in}'")
+    bench = load_bundle(data, missing=missing)
+    kind = "real" if key != "custom" else "custom"
+    return DataChoice(data, key, kind, bench, f"bundle '{data}'")
+
+
+def absolute_data_path() -> str:
+    """Make ``$MBUTILS_DATA`` absolute (in this process's environment) and return it.
+
+    Kernels run with the chapter's folder as working directory, so a relative data path
+    (``../shared/data``, as CI sets it) must be resolved where the user typed it first.
+    """
+    value = os.environ.get("MBUTILS_DATA", "")
+    parts = [str(Path(p).expanduser().resolve()) for p in value.split(os.pathsep) if p.strip()]
+    if parts:
+        os.environ["MBUTILS_DATA"] = os.pathsep.join(parts)
+    return os.environ.get("MBUTILS_DATA", "")

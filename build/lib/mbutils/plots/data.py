@@ -1,0 +1,79 @@
+"""Figures of the data: accuracy and pairwise-gap distributions, subtask sizes, stand-in quantiles."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .base import THRESHOLD_COLOR, _figure
+
+
+def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30):
+    """Histogram of model accuracy (points) per benchmark, one panel each."""
+    names = list(accuracies)
+    fig, axes = _figure(1, len(names), width=3.6, height=3.0)
+    for ax, name in zip(axes.flat, names):
+        values = 100 * np.asarray(accuracies[name], float)
+        ax.hist(values, bins=bins, color="#0173b2", alpha=0.8)
+        ax.set_xlabel("model accuracy (points)")
+        ax.set_title(f"{name} ({len(values)} models)", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("models")
+    fig.tight_layout()
+    return fig
+
+
+def pairwise_histograms(accuracies: Mapping[str, np.ndarray], max_gap: float = 30.0, bin_width: float = 0.5):
+    """Histogram of |accuracy difference| (points) over all model pairs, one panel each."""
+    names = list(accuracies)
+    fig, axes = _figure(1, len(names), width=3.6, height=3.0)
+    for ax, name in zip(axes.flat, names):
+        acc = 100 * np.asarray(accuracies[name], float)
+        i, j = np.triu_indices(len(acc), k=1)
+        gaps = np.abs(acc[i] - acc[j])
+        ax.hist(gaps[gaps <= max_gap], bins=np.arange(0, max_gap + bin_width, bin_width),
+                color="#029e73", alpha=0.8)
+        ax.set_xlabel("|accuracy difference| (points)")
+        share = np.mean(gaps < 2.0)
+        ax.set_title(f"{name}: {share:.0%} of pairs < 2 points", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("model pairs")
+    fig.tight_layout()
+    return fig
+
+
+def quantile_comparison(quantiles: Mapping[str, pd.DataFrame], points: Sequence[str] = ("accuracy", "pairwise_difference", "item_pvalue")):
+    """Quantiles of real vs synthetic statistics, one panel per statistic (identity line = perfect)."""
+    stats = [s for s in points if s in quantiles]
+    fig, axes = _figure(1, len(stats), width=3.6, height=3.4)
+    for ax, stat in zip(axes.flat, stats):
+        table = quantiles[stat]
+        real, synth = 100 * table["real"].to_numpy(float), 100 * table["synthetic"].to_numpy(float)
+        ax.plot(real, synth, marker="o", color="#0173b2")
+        lo, hi = min(real.min(), synth.min()), max(real.max(), synth.max())
+        ax.plot([lo, hi], [lo, hi], color=THRESHOLD_COLOR, linestyle="--", linewidth=0.8)
+        ax.set_xlabel(f"real {stat.replace('_', ' ')} (points)")
+        ax.set_ylabel("synthetic (points)")
+        ax.set_title(stat.replace("_", " ") + " quantiles", fontsize=10)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def subtask_bars(names: Sequence[str], counts: Sequence[int], accuracy: Sequence[float], title: str = ""):
+    """Items per subtask (bars) and mean model accuracy per subtask (points, dots)."""
+    fig, axes = _figure(1, 1, width=max(5.0, 0.28 * len(names) + 2), height=3.6)
+    ax = axes[0, 0]
+    x = np.arange(len(names))
+    ax.bar(x, counts, color="#cccccc")
+    ax.set_ylabel("items")
+    ax.set_xticks(x)
+    ax.set_xticklabels(names, rotation=75, ha="right", fontsize=7)
+    twin = ax.twinx()
+    twin.plot(x, 100 * np.asarray(accuracy, float), "o", color="#0173b2")
+    twin.set_ylabel("mean model accuracy (points)", color="#0173b2")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

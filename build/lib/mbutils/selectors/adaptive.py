@@ -1,0 +1,219 @@
+"""Adaptive micro-benchmarks: IRT computerised adaptive testing (CAT) per target.
+
+Every other method gives all targets the same k items. Here each target takes its own
+adaptive test (Lord 1980; Segall 1996 for many ability dimensions, see :mod:`mbutils.cat`):
+a few items drawn at random, then, one at a time, the unasked item most informative at
+its current MAP ability, until it has answered k items. Item parameters are the
+tinyBenchmarks IRT fit on the sources (same model, same priors, same shared key, so an
+experiment fits it once per run for the tinyBenchmarks family and this one).
+
+``adaptive_fisher``
+    maximum information; estimate = mean predicted P(correct) over all seen items at
+    the final ability (the IRT estimate of Polo et al. 2024, on adaptive items).
+``adaptive_randomesque``
+    exposure control (Kingsbury & Zara 1989): each step picks at random among the
+    ``top_m`` most informative unasked items; same estimate.
+``adaptive_pirt``
+    the items of ``adaptive_fisher`` (same path, same random start) with the p-IRT blend
+    of Polo et al. (2024): observed answers on the answered items, predictions elsewhere.
+
+Honest by construction: selection uses source data only; a target's estimate reads its
+answers only on the items its own test gave it (:func:`mbutils.cat.run_cat`). Random
+starts and randomesque draws come from one generator per target,
+``rng_for(root, "cat", n_start, top_m, target)`` with ``root`` drawn from the experiment's
+(run, selector stream, size) generator, so tables are identical for any number of workers.
+
+``adaptive_fisher`` and ``adaptive_pirt`` take the same tests: the first to estimate
+keeps them in the run's prepared object (keyed by the test design and the very array of
+answers it was given), and the other reuses them.
+
+No change to the engine was needed: :meth:`MicroBenchmark.estimate` already receives
+the targets' seen-item answers, so the adaptive micro-benchmark runs the tests there.
+It has no common item list (``items`` is empty); :attr:`AdaptiveMicroBenchmark.size`
+is the number of items each target answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from ..cat import CRITERIA, CATPath, run_cat
+from ..errors import SelectorError
+from ..irt import IRTError, sigmoid
+from ..protocol import rng_for
+from .base import MicroBenchmark, Selector, SourceData
+from .tinybench import TinyBenchmarks, TinyPrepared
+
+__all__ = ["AdaptiveFisher", "AdaptiveMicroBenchmark", "AdaptivePIRT", "AdaptiveRandomesque"]
+
+ESTIMATORS = ("irt", "pirt")
+
+
+@dataclass(frozen=True)
+class AdaptiveMicroBenchmark(MicroBenchmark):
+    """An adaptive test of ``length`` items per target on the sources' IRT item parameters."""
+
+    item_a: np.ndarray | None = None
+    item_b: np.ndarray | None = None
+    length: int = 0
+    n_start: int = 0
+    top_m: int = 1
+    root: int = 0
+    estimator: str = "irt"
+    prior_sd_theta: float = 1.0
+    newton_steps: int = 2
+    criterion: str = "accuracy"
+    memo: dict | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        a = np.asarray(self.item_a, dtype=np.float64)
+        b = np.asarray(self.item_b, dtype=np.float64)
+        if a.ndim != 2 or b.shape != (a.shape[0],):
+            raise SelectorError(f"item parameters have shapes a {a.shape}, b {b.shape}")
+        if not 1 <= self.length <= len(b):
+            raise SelectorError(f"an adaptive test needs 1 to {len(b)} items, got {self.length}")
+        if self.estimator not in ESTIMATORS:
+            raise SelectorError(f"unknown adaptive estimator {self.estimator!r}; choose from {', '.join(ESTIMATORS)}")
+        object.__setattr__(self, "item_a", a)
+        object.__setattr__(self, "item_b", b)
+
+    @property
+    def size(self) -> int:
+        return self.length
+
+    @property
+    def n_seen(self) -> int:
+        return len(self.item_b)
+
+    def _draws(self, n_targets: int) -> tuple[np.ndarray, np.ndarray]:
+        """Start items (targets x s) and randomesque uniforms, from one generator per target."""
+        s = min(self.n_start, self.length)
+        gens = [rng_for(self.root, "cat", self.n_start, self.top_m, t) for t in range(n_targets)]
+        start = np.array([g.choice(self.n_seen, s, replace=False) for g in gens], dtype=np.int64)
+        uniforms = np.array([g.random(self.length - s) for g in gens])
+        return start.reshape(n_targets, s), uniforms.reshape(n_targets, self.length - s)
+
+    def path(self, correct: np.ndarray, trace: bool = False) -> CATPath:
+        """Every target's adaptive test on its rows of ``correct`` (targets x seen items)."""
+        Y = np.asarray(correct)
+        if Y.ndim != 2 or Y.shape[1] != self.n_seen:
+            raise SelectorError(f"expected targets x {self.n_seen} seen items, got an array of shape {Y.shape}")
+        start, uniforms = self._draws(len(Y))
+        try:
+            return run_cat(Y, self.item_a, self.item_b, self.length, start=start, top_m=self.top_m,
+                           uniforms=uniforms, prior_sd=self.prior_sd_theta, newton_steps=self.newton_steps,
+                           criterion=self.criterion, trace=trace)
+        except IRTError as err:
+            raise SelectorError(f"adaptive test failed: {err}") from None
+
+    def _memo_path(self, correct) -> CATPath:
+        """The tests, computed once for sibling selectors that take the same tests on the same array.
+
+        ``memo`` (shared through the run's prepared object) keeps the last array each test
+        design was run on; a hit needs that very object (``is``), so it can only return
+        what :meth:`path` would compute.
+        """
+        if self.memo is None:
+            return self.path(correct)
+        key = (self.length, self.n_start, self.top_m, self.root, self.criterion, self.newton_steps,
+               self.prior_sd_theta)
+        hit = self.memo.get(key)
+        if hit is None or hit[0] is not correct:
+            self.memo[key] = hit = (correct, self.path(correct))
+        return hit[1]
+
+    def estimate(self, correct: np.ndarray, confidence: np.ndarray | None = None) -> np.ndarray:
+        """Predicted seen-half accuracy of each target (reads 0/1 answers of its own items only)."""
+        path = self._memo_path(correct)
+        prob = sigmoid(path.theta @ self.item_a.T - self.item_b)
+        if self.estimator == "irt":
+            return prob.mean(axis=1)
+        answered = np.take_along_axis(prob, path.items, axis=1).sum(axis=1)
+        return (path.answers.sum(axis=1) + prob.sum(axis=1) - answered) / self.n_seen
+
+
+class AdaptiveFisher(Selector):
+    """Maximum-information CAT on the tinyBenchmarks IRT fit; IRT estimate.
+
+    Parameters: ``n_start`` random items before adaptation (at most k), ``top_m`` (1:
+    always the most informative item), ``newton_steps`` per answer for the running MAP,
+    and the IRT fit's parameters (those of :class:`~mbutils.selectors.tinybench.TinyBenchmarks`).
+    """
+
+    name: ClassVar[str] = "adaptive_fisher"
+    estimator: ClassVar[str] = "irt"
+    default_top_m: ClassVar[int] = 1
+
+    def __init__(self, n_start: int = 1, top_m: int | None = None, criterion: str = "accuracy",
+                 newton_steps: int = 2, dims: int = 10,
+                 prior_sd_theta: float = 1.0, prior_sd_a: float = 1.0, prior_sd_b: float = 3.0,
+                 irt_max_iter: int = 100, irt_tol: float = 1e-4):
+        self.n_start = n_start
+        self.top_m = self.default_top_m if top_m is None else top_m
+        self.criterion = criterion
+        self.newton_steps = newton_steps
+        self.dims = dims
+        self.prior_sd_theta = prior_sd_theta
+        self.prior_sd_a = prior_sd_a
+        self.prior_sd_b = prior_sd_b
+        self.irt_max_iter = irt_max_iter
+        self.irt_tol = irt_tol
+
+    def _irt(self) -> TinyBenchmarks:
+        """The tinyBenchmarks selector with our IRT parameters: its fit is the one we share."""
+        return TinyBenchmarks(dims=self.dims, prior_sd_theta=self.prior_sd_theta, prior_sd_a=self.prior_sd_a,
+                              prior_sd_b=self.prior_sd_b, irt_max_iter=self.irt_max_iter, irt_tol=self.irt_tol)
+
+    def shared_key(self) -> str:
+        """tinyBenchmarks' key: one IRT fit per run for both families (and the same streams)."""
+        return self._irt().shared_key()
+
+    def _validate(self) -> None:
+        for what, value, low in (("n_start", self.n_start, 0), ("top_m", self.top_m, 1),
+                                 ("newton_steps", self.newton_steps, 1)):
+            if int(value) != value or value < low:
+                raise SelectorError(f"{self.name}: {what} must be an integer >= {low}, got {value!r}")
+        if self.criterion not in CRITERIA:
+            raise SelectorError(f"{self.name}: criterion must be one of {', '.join(CRITERIA)}, got {self.criterion!r}")
+
+    def prepare(self, source: SourceData, rng: np.random.Generator) -> TinyPrepared:
+        """The sources' IRT fit, exactly as tinyBenchmarks prepares it."""
+        self._validate()
+        return self._irt().prepare(source, rng)
+
+    def select(self, prepared: TinyPrepared, k: int, rng: np.random.Generator) -> AdaptiveMicroBenchmark:
+        """A k-item adaptive test; nothing is chosen until the targets answer."""
+        self._validate()
+        self.check_size(k, prepared.n_items)
+        return AdaptiveMicroBenchmark(
+            items=np.empty(0, dtype=np.int64), weights=np.empty(0), reads="correct",
+            item_a=prepared.item_a, item_b=prepared.item_b, length=int(k), n_start=int(self.n_start),
+            top_m=int(self.top_m), root=int(rng.integers(2**63 - 1)), estimator=self.estimator,
+            prior_sd_theta=self.prior_sd_theta, newton_steps=int(self.newton_steps), criterion=self.criterion,
+            memo=prepared.chosen.setdefault("adaptive tests", {}))
+
+
+class AdaptiveRandomesque(AdaptiveFisher):
+    """Randomesque exposure control: a random one of the ``top_m`` (default 5) most informative items."""
+
+    name: ClassVar[str] = "adaptive_randomesque"
+    default_top_m: ClassVar[int] = 5
+
+
+class AdaptivePIRT(AdaptiveFisher):
+    """The ``adaptive_fisher`` tests; p-IRT: observed answers where asked, predictions elsewhere."""
+
+    name: ClassVar[str] = "adaptive_pirt"
+    estimator: ClassVar[str] = "pirt"
+
+
+#: The names this family offers (read by :mod:`mbutils.selectors`, in this order).
+SELECTORS = {
+    "adaptive_fisher": AdaptiveFisher,
+    "adaptive_randomesque": AdaptiveRandomesque,
+    "adaptive_pirt": AdaptivePIRT,
+}
