@@ -272,7 +272,11 @@ class TinyBenchmarks(Selector):
             raise SelectorError(f"{self.name}: IRT fit failed: {err}") from None
 
     def prepare(self, source: SourceData, rng: np.random.Generator) -> TinyPrepared:
-        """Fit the IRT model to the sources once; every size of the run reuses it."""
+        """Fit the IRT model to the sources once; every size of the run reuses it.
+
+        The fit is deterministic; ``rng`` only draws the root of the run's adaptive tests
+        (``None``: root 0).
+        """
         Y = np.asarray(source.correct, dtype=np.float64)
         if Y.ndim != 2 or Y.shape[0] < 2 or Y.shape[1] < 1:
             raise SelectorError(
@@ -281,7 +285,7 @@ class TinyBenchmarks(Selector):
             )
         model = self._fit(Y)
         return TinyPrepared(item_a=model.a_, item_b=model.b_, source_correct=Y,
-                            cat_root=int(rng.integers(2**63 - 1)))
+                            cat_root=0 if rng is None else int(rng.integers(2**63 - 1)))
 
     def _anchors(self, prepared: TinyPrepared, k: int, rng: np.random.Generator):
         """k distinct anchors and their cluster weights (cluster size / N), cached per k."""
