@@ -5,7 +5,7 @@
 ``default``
     the paper's protocol on GPQA (50 runs), fewer runs on the large benchmarks;
 ``paper``
-    the paper's settings everywhere (50 runs, all sizes, all source counts; hours).
+    the paper's settings everywhere (50 runs, all sizes, all source counts; over an hour).
 
 Standard library only, so the Sphinx hook can read the profile without loading the package."""
 
