@@ -191,14 +191,13 @@ class AdaptiveTests:
         """Lengthen every test to ``k`` items (no-op if already that long).
 
         ``uniforms`` (randomesque only): one value in [0, 1) per target and adaptive step
-        taken by this call, targets x (k - max(length, n_start)) at most.
+        this call takes, targets x (k - max(length, n_start)).
         """
         n_t, n_items = self.correct.shape
         if not 0 <= k <= n_items:
             raise IRTError(f"an adaptive test of {k} items needs 0 <= {k} <= {n_items} items")
         adaptive_steps = max(k - max(self.length, self.n_start), 0)
-        if self.top_m > 1 and adaptive_steps and (uniforms is None or uniforms.shape[0] != n_t
-                                                  or uniforms.shape[1] < adaptive_steps):
+        if self.top_m > 1 and adaptive_steps and (uniforms is None or uniforms.shape != (n_t, adaptive_steps)):
             raise IRTError("randomesque choice needs one uniform per target and adaptive step")
         drawn = 0
         with single_threaded():

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from mbutils.bundle import Benchmark
-from mbutils.cat import _choose, accuracy_interval, information_gain, run_cat
+from mbutils.cat import AdaptiveTests, _choose, accuracy_interval, information_gain, run_cat
 from mbutils.errors import SelectorError
 from mbutils.experiment import run_experiment
 from mbutils.protocol import Protocol
@@ -180,3 +180,17 @@ def test_a_runs_sizes_read_one_test_and_match_independent_tests(bank, name):
             np.testing.assert_array_equal(getattr(shared, field), getattr(fresh, field))
         np.testing.assert_array_equal(micro.estimate(answers), micro.estimate(answers.copy()))
     np.testing.assert_array_equal(micros[8].path(answers).items, micros[40].path(answers).items[:, :8])
+
+
+def test_lengthened_tests_refuse_what_they_cannot_give():
+    Y = simulated_2pl(n_models=4, n_items=12, seed=2).astype(float)
+    a, b = np.ones((12, 1)), np.zeros(12)
+    tests = AdaptiveTests(Y, a, b, start=np.zeros((4, 1), int), top_m=3)
+    with pytest.raises(Exception, match="one uniform per target"):
+        tests.advance(5, np.zeros((4, 3)))  # four adaptive steps need four uniforms each
+    tests.advance(5, np.zeros((4, 4)))
+    with pytest.raises(Exception, match="cannot read a test of 6"):
+        tests.path(6)
+    with pytest.raises(Exception, match="13 items"):
+        tests.advance(13, np.zeros((4, 8)))
+    assert tests.path(3).items.tolist() == tests.path(5).items[:, :3].tolist()
