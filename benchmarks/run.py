@@ -43,9 +43,7 @@ GPQA_SIZES = "10,25,50,100,200"
 PAPER_POOL = ["--sources", "300", "--targets", "50"]
 JOBS2 = ["--jobs", "2"]
 ADAPTIVE = "adaptive_fisher,adaptive_randomesque,adaptive_pirt"
-# Real pools smaller than 350 models: the book's pools (mbutils.protocol.fit_to_pool of 78 and 40 models).
-BBH_POOL = ["--sources", "52", "--targets", "26"]
-MMLU_PRO_POOL = ["--sources", "27", "--targets", "13"]
+FITTED_POOL = ["FITTED_POOL"]  # replaced by the book's pool for the bundle (mbutils.protocol.fit_to_pool)
 
 # (label, data, selectors, sizes, extra arguments)
 EXPERIMENTS = {
@@ -67,15 +65,15 @@ EXPERIMENTS = {
     "paper": [
         ("gpqa, 14 selectors, jobs 1", "gpqa", ALL, GPQA_SIZES, PAPER_POOL + ["--jobs", "1"]),
         ("gpqa, 14 selectors, jobs 2", "gpqa", ALL, GPQA_SIZES, PAPER_POOL + JOBS2),
-        ("bbh-leaderboard, 14 selectors", "bbh-leaderboard", ALL, BIG_SIZES, BBH_POOL + JOBS2),
-        ("mmlu-pro-leaderboard, 14 selectors", "mmlu-pro-leaderboard", ALL, BIG_SIZES, MMLU_PRO_POOL + JOBS2),
+        ("bbh-leaderboard, 14 selectors", "bbh-leaderboard", ALL, BIG_SIZES, FITTED_POOL + JOBS2),
+        ("mmlu-pro-leaderboard, 14 selectors", "mmlu-pro-leaderboard", ALL, BIG_SIZES, FITTED_POOL + JOBS2),
         ("synthetic-mmlu-pro, 14 selectors", "synthetic-mmlu-pro", ALL, BIG_SIZES, PAPER_POOL + JOBS2),
         ("synthetic-mmlu, 14 selectors", "synthetic-mmlu", ALL, BIG_SIZES, PAPER_POOL + JOBS2),
     ],
     "adaptive": [  # the adaptive chapter's tests, at the paper profile's sizes
         ("gpqa, adaptive family", "gpqa", ADAPTIVE, GPQA_SIZES, PAPER_POOL + JOBS2),
-        ("bbh-leaderboard, adaptive family", "bbh-leaderboard", ADAPTIVE, BIG_SIZES, BBH_POOL + JOBS2),
-        ("mmlu-pro-leaderboard, adaptive family", "mmlu-pro-leaderboard", ADAPTIVE, BIG_SIZES, MMLU_PRO_POOL + JOBS2),
+        ("bbh-leaderboard, adaptive family", "bbh-leaderboard", ADAPTIVE, BIG_SIZES, FITTED_POOL + JOBS2),
+        ("mmlu-pro-leaderboard, adaptive family", "mmlu-pro-leaderboard", ADAPTIVE, BIG_SIZES, FITTED_POOL + JOBS2),
     ],
 }
 BOOKS = {"book": ["quick", "default"], "paper-book": ["paper"]}  # the paper book: over an hour on two cores
@@ -110,8 +108,14 @@ def _env(tree: Path, cache: Path) -> dict:
 def experiment(tree: Path, scratch: Path, data: str, selectors: str, sizes: str, extra: list[str],
                runs: int) -> Measurement:
     env = _env(tree, scratch / "cache")
-    # Generate (and cache) a synthetic bundle first, so the job times the experiment only.
-    measure([PY, "-c", f"from mbutils.datasets import load_bundle; load_bundle({data!r})"], env, cwd=str(tree))
+    # Generate (and cache) a synthetic bundle first, so the job times the experiment only;
+    # the same step reports the pool the book fits to the bundle's models.
+    pool = subprocess.run([PY, "-c", "from mbutils.datasets import load_bundle; from mbutils.protocol import fit_to_pool; "
+                           f"print(*fit_to_pool(load_bundle({data!r}).n_models))"],
+                          env=env, cwd=str(tree), check=True, capture_output=True, text=True).stdout.split()
+    if FITTED_POOL[0] in extra:
+        at = extra.index(FITTED_POOL[0])
+        extra = [*extra[:at], "--sources", pool[0], "--targets", pool[1], *extra[at + 1:]]
     scratch.mkdir(parents=True, exist_ok=True)
     out = str(scratch / "results.parquet")
     return measure([PY, "-m", "mbutils", "experiment", "--data", data, "--selectors", selectors, "--sizes", sizes,

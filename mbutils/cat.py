@@ -165,6 +165,10 @@ class AdaptiveTests:
     def n_start(self) -> int:
         return self.start.shape[1]
 
+    def adaptive_steps(self, k: int) -> int:
+        """How many adaptive choices (randomesque uniforms) lengthening to ``k`` takes."""
+        return max(k - max(self.length, self.n_start), 0)
+
     def _update(self) -> None:
         """The running MAP estimate after the answers given so far."""
         s = self.length
@@ -196,8 +200,8 @@ class AdaptiveTests:
         n_t, n_items = self.correct.shape
         if not 0 <= k <= n_items:
             raise IRTError(f"an adaptive test of {k} items needs 0 <= {k} <= {n_items} items")
-        adaptive_steps = max(k - max(self.length, self.n_start), 0)
-        if self.top_m > 1 and adaptive_steps and (uniforms is None or uniforms.shape != (n_t, adaptive_steps)):
+        steps = self.adaptive_steps(k)
+        if self.top_m > 1 and steps and (uniforms is None or uniforms.shape != (n_t, steps)):
             raise IRTError("randomesque choice needs one uniform per target and adaptive step")
         drawn = 0
         with single_threaded():
@@ -249,8 +253,6 @@ def run_cat(correct: np.ndarray, a: np.ndarray, b: np.ndarray, k: int, *, start:
     n_items = np.shape(correct)[1]
     if not 0 <= start.shape[1] <= k <= n_items:
         raise IRTError(f"an adaptive test of {k} items needs 0 <= start items <= {k} <= {n_items} items")
-    if top_m > 1 and k > start.shape[1] and (uniforms is None or uniforms.shape != (len(start), k - start.shape[1])):
-        raise IRTError("randomesque choice needs one uniform per target and adaptive step")
     tests = AdaptiveTests(correct, a, b, start=start, top_m=top_m, prior_sd=prior_sd,
                           newton_steps=newton_steps, criterion=criterion, trace=trace)
     tests.advance(k, uniforms)

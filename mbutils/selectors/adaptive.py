@@ -112,8 +112,8 @@ class AdaptiveMicroBenchmark(MicroBenchmark):
 
     def _advance(self, tests: AdaptiveTests, gens: list, k: int) -> None:
         """Lengthen ``tests`` to ``k`` items, drawing the uniforms of the new adaptive steps."""
-        new_steps = max(k - max(tests.length, tests.n_start), 0)
-        uniforms = np.array([g.random(new_steps) for g in gens]).reshape(len(gens), new_steps)
+        steps = tests.adaptive_steps(k)
+        uniforms = np.array([g.random(steps) for g in gens]).reshape(len(gens), steps)
         try:
             tests.advance(k, uniforms)
         except IRTError as err:
