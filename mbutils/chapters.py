@@ -20,7 +20,7 @@ import tokenize
 from contextlib import contextmanager
 from pathlib import Path
 
-from .datasets import absolute_data_path
+from .datapath import pin_environment
 from .errors import ChapterError
 from .profiles import PROFILES
 from .validation import check_choice
@@ -236,7 +236,7 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
         raise ChapterError(f"{out} exists and is not a folder")
     if profile is not None:
         check_choice(profile, PROFILES, "profile", ChapterError)
-    absolute_data_path()  # the kernel's working directory is chapters/, not the caller's
+    pin_environment()  # the kernel's working directory is chapters/, not the caller's
     out.mkdir(parents=True, exist_ok=True)
     # sockets in a short private folder (Unix socket paths are limited to about 100 bytes)
     with tempfile.TemporaryDirectory(prefix="mbutils-kernel-") as sockets, \

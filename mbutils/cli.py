@@ -245,6 +245,26 @@ def cmd_validate(args) -> int:
     return 0
 
 
+def cmd_data(args) -> int:
+    from . import inventory
+    from .datapath import describe_data_path
+    from .paper_results import find_folder
+    from .tables import render
+
+    if args.action == "show":
+        if not args.name:
+            raise MbutilsError("data show needs a bundle name, e.g. python -m mbutils data show gpqa")
+        print(inventory.describe(args.name))
+        return 0
+    if args.name:
+        raise MbutilsError(f"data list takes no name (got {args.name!r}); to see one bundle: data show NAME")
+    sys.stdout.write(render(inventory.listing(display=args.format == "markdown"), args.format))
+    tables = find_folder()
+    print(f"searched: {describe_data_path()}", file=sys.stderr)
+    print(f"the paper's published tables: {tables if tables else 'none on the data path'}", file=sys.stderr)
+    return 0
+
+
 def cmd_cache(args) -> int:
     from . import cache
     from .tables import render
@@ -418,7 +438,7 @@ def _experiment_parser(sub, common) -> None:
     p = sub.add_parser("experiment", parents=[common], formatter_class=_Formatter,
                        help="run selectors x sizes x runs on a bundle", description="Run selectors x sizes x "
                        "runs on a bundle and write the tidy results table (with its provenance).")
-    p.add_argument("--data", required=True, help="bundle name on MBUTILS_DATA, synthetic-*, or a folder")
+    p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
     p.add_argument("--selectors", type=_names("selectors"), default=["random"], help="comma-separated names")
     p.add_argument("--sizes", type=_sizes, default=[10, 25, 50, 100, 200],
                    help="comma-separated micro-benchmark sizes (items)")
@@ -466,12 +486,12 @@ def _table_parsers(sub, common) -> None:
 def _bundle_parsers(sub, common) -> None:
     p = sub.add_parser("validate", parents=[common], formatter_class=_Formatter,
                        help="check a bundle and explain every problem found")
-    p.add_argument("bundle", help="bundle name on MBUTILS_DATA or a folder")
+    p.add_argument("bundle", help="bundle name on the data path or a folder")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("plan", parents=[common], formatter_class=_Formatter,
                        help="how many items random sampling needs for a given gap and agreement")
-    p.add_argument("--data", required=True, help="bundle name on MBUTILS_DATA, synthetic-*, or a folder")
+    p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
     p.add_argument("--gap", type=number("gap (points)", low=0, high=100, low_open=True), required=True,
                    help="accuracy gap in points")
     p.add_argument("--agreement", type=number("agreement", low=0, high=1, low_open=True), default=0.8,
@@ -491,7 +511,7 @@ def _bundle_parsers(sub, common) -> None:
 
     p = sub.add_parser("audit", parents=[common], formatter_class=_Formatter,
                        help="how well a given list of items ranks every pair of models")
-    p.add_argument("--data", required=True, help="bundle name on MBUTILS_DATA, synthetic-*, or a folder")
+    p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
     p.add_argument("--items", required=True, help="one item per line, or a CSV with an item column")
     p.add_argument("--weights", default=None, help="one weight per line, or a CSV with item,weight")
     p.add_argument("--random", type=count("random subsets", high=100_000), default=100,
@@ -555,6 +575,16 @@ def _chapter_parsers(sub, common) -> None:
     p.set_defaults(func=cmd_notebook)
 
 
+def _data_parser(sub, common) -> None:
+    p = sub.add_parser("data", parents=[common], formatter_class=_Formatter,
+                       help="list the bundles on the data path, or show one")
+    p.add_argument("action", nargs="?", choices=["list", "show"], default="list",
+                   help="list every bundle, or show one in detail")
+    p.add_argument("name", nargs="?", default=None, help="the bundle to show (a name or a folder)")
+    p.add_argument("--format", choices=["markdown", "csv"], default="markdown", help="how to print the list")
+    p.set_defaults(func=cmd_data)
+
+
 def _cache_parser(sub, common) -> None:
     from .cache import KINDS
 
@@ -584,6 +614,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     _experiment_parser(sub, common)
     _table_parsers(sub, common)
     _bundle_parsers(sub, common)
+    _data_parser(sub, common)
     _import_parser(sub, common)
     _chapter_parsers(sub, common)
     _cache_parser(sub, common)

@@ -8,10 +8,9 @@ value into a :class:`DataChoice`: the bundle plus a plain reason that the page p
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
+from .datapath import describe_data_path
 from .catalogue import BENCHMARK_TITLES, BENCHMARKS, CATALOGUE, SYNTHETIC_PREFIX  # noqa: F401  (re-exported)
 from .errors import MbutilsError
 
@@ -116,23 +115,10 @@ def resolve_data(data: str, *, min_models: int = MIN_MODELS, missing: str = "err
             reasons.append(why)
         if not reasons:
             names = " or ".join(map(repr, CATALOGUE[data].real_names))
-            reasons.append(f"no real bundle named {names} on the data path (MBUTILS_DATA)")
+            reasons.append(f"no real bundle named {names} on the data path ({describe_data_path()})")
         stand_in = CATALOGUE[data].stand_in
         return DataChoice(data, key, "synthetic", load_bundle(stand_in),
                           "; ".join(reasons) + f", so this page uses the stand-in '{stand_in}'")
     bench = load_bundle(data, missing=missing)
     kind = "real" if key != "custom" else "custom"
     return DataChoice(data, key, kind, bench, f"bundle '{data}'")
-
-
-def absolute_data_path() -> str:
-    """Make ``$MBUTILS_DATA`` absolute (in this process's environment) and return it.
-
-    Kernels run with the chapter's folder as working directory, so a relative data path
-    (``../shared/data``, as CI sets it) must be resolved where the user typed it first.
-    """
-    value = os.environ.get("MBUTILS_DATA", "")
-    parts = [str(Path(p).expanduser().resolve()) for p in value.split(os.pathsep) if p.strip()]
-    if parts:
-        os.environ["MBUTILS_DATA"] = os.pathsep.join(parts)
-    return os.environ.get("MBUTILS_DATA", "")

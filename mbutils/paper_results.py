@@ -19,12 +19,12 @@ Two kinds of comparison:
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from . import datapath
 from .errors import MbutilsError
 
 FOLDER = "paper-results"
@@ -55,9 +55,8 @@ class PaperResultsError(MbutilsError, LookupError):
 
 # ----------------------------------------------------------------------- finding
 def data_folders() -> list[Path]:
-    """The folders of ``$MBUTILS_DATA`` (os.pathsep separated), in order."""
-    value = os.environ.get("MBUTILS_DATA", "")
-    return [Path(p).expanduser() for p in value.split(os.pathsep) if p.strip()]
+    """The folders of the data path (``$MBUTILS_DATA``, then the repository's ``data/``), in order."""
+    return [folder.path for folder in datapath.data_folders()]
 
 
 def find_folder(folders=None) -> Path | None:
@@ -73,9 +72,9 @@ def require_folder(folders=None) -> Path:
     """Like :func:`find_folder`, but a clear error when the folder is absent."""
     found = find_folder(folders)
     if found is None:
-        where = ", ".join(map(str, data_folders() if folders is None else folders)) or "(MBUTILS_DATA is not set)"
-        raise PaperResultsError(f"no '{FOLDER}' folder on the data path {where}; set MBUTILS_DATA to the "
-                                "folder that holds the paper's released result tables")
+        where = datapath.describe_data_path() if folders is None else ", ".join(map(str, folders))
+        raise PaperResultsError(f"no '{FOLDER}' folder on the data path ({where}); add the folder that "
+                                "holds the paper's released result tables to MBUTILS_DATA")
     return found
 
 
@@ -87,7 +86,10 @@ def paper_benchmark(key: str) -> str | None:
 def _read(folder, benchmark: str, kind: str) -> pd.DataFrame:
     if benchmark not in BENCHMARKS:
         raise PaperResultsError(f"the paper has no results for {benchmark!r}; it has {', '.join(BENCHMARKS)}")
-    path = Path(folder if folder is not None else require_folder()) / f"{benchmark}-{kind}-results.csv"
+    root = Path(folder if folder is not None else require_folder())
+    path = root / f"{benchmark}-{kind}-results.csv"
+    if not path.is_file() and (root / (path.name + ".gz")).is_file():
+        path = root / (path.name + ".gz")  # the shipped tables are gzipped; pandas reads them as they are
     if not path.is_file():
         raise PaperResultsError(f"{path} is missing: expected the paper's {kind} table for {benchmark}")
     table = pd.read_csv(path, index_col=0)

@@ -12,22 +12,22 @@ import os
 from pathlib import Path
 
 from . import __version__
-from .datasets import absolute_data_path
+from .datapath import pin_environment, signature
 from .fingerprint import book_fingerprint
 from .profiles import profile_name
 
 
 def build_fingerprint() -> str:
-    """Profile + data path + package version and source: what a cached page's numbers depend
+    """Profile + data path (and what its folders hold) + package version and source: what a cached page's numbers depend
     on beyond the notebook's own source (so editing mbutils re-executes the pages)."""
     h = hashlib.sha256()
-    for part in (profile_name(), os.environ.get("MBUTILS_DATA", ""), __version__, book_fingerprint()):
+    for part in (profile_name(), os.environ.get("MBUTILS_DATA", ""), signature(), __version__, book_fingerprint()):
         h.update(part.encode() + b"\x1f")
     return f"{profile_name()}-{h.hexdigest()[:12]}"
 
 
 def _on_config_inited(app, config) -> None:
-    absolute_data_path()  # before kernels start: they inherit this environment
+    pin_environment()  # before kernels start: they inherit this environment
     fingerprint = build_fingerprint()
     config.mbutils_build = fingerprint  # a change re-reads every page (rebuild="env")
     if not config.nb_execution_cache_path:

@@ -1,4 +1,4 @@
-"""Shared fixtures: real data from $MBUTILS_DATA when present, a private cache per session."""
+"""Shared fixtures: the real data shipped in data/, a private cache per session."""
 
 from __future__ import annotations
 
@@ -33,11 +33,15 @@ def _private_cache(tmp_path_factory):
 
 
 def real_bundle(name: str) -> Path:
-    """Path of a real bundle on $MBUTILS_DATA; CI sets it, so absence is a failure there."""
-    for root in filter(None, os.environ.get("MBUTILS_DATA", "").split(os.pathsep)):
-        path = Path(root) / name
-        if (path / "responses.csv").exists():
-            return path
-    if os.environ.get("CI"):
-        pytest.fail(f"real bundle {name!r} not found on MBUTILS_DATA in CI")
-    pytest.skip(f"real bundle {name!r} not on MBUTILS_DATA")
+    """Path of a real bundle shipped in the repository's data/ (its absence is a failure)."""
+    path = REPO / "data" / name
+    if not (path / "responses.csv.gz").is_file():
+        pytest.fail(f"real bundle {name!r} is not in {REPO / 'data'}; the repository ships it")
+    return path
+
+
+def real_table(name: str, file: str = "responses.csv") -> Path:
+    """The stored file (plain or gzipped) of a shipped bundle, for tests that read it with pandas."""
+    from mbutils.bundle.read import stored_file
+
+    return stored_file(real_bundle(name), file)

@@ -18,7 +18,7 @@ from mbutils.selectors.anchor import (
 )
 from mbutils.selectors.base import SourceData
 
-from conftest import real_bundle
+from conftest import real_bundle, real_table
 
 
 def planted_groups(rng, group_sizes=(40, 25, 60, 35), n_sources=80):
@@ -159,7 +159,7 @@ def test_validation_and_registration(planted):
 
 def test_real_gpqa_with_few_binary_sources_has_no_nan():
     """0/1 data and 10 sources: many items are constant over the sources (NaN in the reference)."""
-    responses = pd.read_csv(real_bundle("gpqa") / "responses.csv", index_col=0)
+    responses = pd.read_csv(real_table("gpqa"), index_col=0)
     rng = np.random.default_rng(0)
     seen = rng.choice(responses.shape[1], 224, replace=False)
     sources = rng.choice(responses.shape[0], 10, replace=False)

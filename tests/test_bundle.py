@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import mbutils.bundle.read as bundle_mod
+from mbutils import datapath
 import mbutils.bundle.write as write_mod
 from mbutils.bundle import (
     Benchmark,
@@ -81,7 +82,7 @@ def test_real_gpqa_loads_with_the_papers_target_sets():
 
 def test_real_gpqa_found_by_name_on_the_search_path(monkeypatch):
     folder = real_bundle("gpqa")
-    monkeypatch.setenv("MBUTILS_DATA", str(folder.parent))
+    monkeypatch.delenv("MBUTILS_DATA", raising=False)
     assert find_bundle("gpqa") == folder.resolve()
     assert list_bundles()["gpqa"] == folder.resolve()
 
@@ -110,7 +111,7 @@ def test_real_mmlu_pro_validates_with_one_warning_that_says_what_each_option_kee
     problems = validate_bundle(real_bundle("mmlu-pro-tiger-lab"))
     assert [p.severity for p in problems] == ["warning"]
     text = str(problems[0])
-    assert text.startswith("responses.csv: 1,713 empty cells")
+    assert text.startswith("responses.csv.gz: 1,713 empty cells")  # named as stored
     assert "keeps 26 models x 12,032 items" in text and "keeps 29 models x 10,326 items" in text
     assert "--missing drop-models" in text
 
@@ -574,7 +575,7 @@ def test_search_order_is_mbutils_data_in_order_then_the_repository_data_folder(t
     (second / ".hidden").mkdir()
     (second / ".hidden" / "responses.csv").write_text(RESPONSES)
     (second / "notabundle").mkdir()
-    monkeypatch.setattr(bundle_mod, "REPO_DATA", repo)
+    monkeypatch.setattr(datapath, "REPO_DATA", repo)
     monkeypatch.setenv("MBUTILS_DATA", f"{first}{bundle_mod.os.pathsep}{bundle_mod.os.pathsep}{second}")
     assert find_bundle("shared") == (first / "shared").resolve()
     assert find_bundle("only2") == (second / "only2").resolve()
@@ -600,7 +601,7 @@ def test_a_folder_path_is_used_as_given(tmp_path, monkeypatch):
 
 def test_not_found_names_what_was_searched_and_what_exists(tmp_path, monkeypatch):
     make(tmp_path / "root", name="mine")
-    monkeypatch.setattr(bundle_mod, "REPO_DATA", tmp_path / "repo-data")
+    monkeypatch.setattr(datapath, "REPO_DATA", tmp_path / "repo-data")
     monkeypatch.setenv("MBUTILS_DATA", str(tmp_path / "root"))
     with pytest.raises(BundleError) as err:
         find_bundle("theirs")
@@ -621,7 +622,7 @@ def test_synthetic_names_are_generated_unless_a_folder_has_that_name(tmp_path, m
     fake.make_synthetic = lambda name: calls.append(name) or Benchmark(
         name=name, correct=[[1]], models=["m"], items=["i"], subtasks=["s"])
     monkeypatch.setitem(sys.modules, "mbutils.synthetic", fake)
-    monkeypatch.setattr(bundle_mod, "REPO_DATA", tmp_path / "repo-data")
+    monkeypatch.setattr(datapath, "REPO_DATA", tmp_path / "repo-data")
     monkeypatch.setenv("MBUTILS_DATA", str(tmp_path))
     from mbutils.datasets import load_bundle as load_any
 
@@ -633,3 +634,41 @@ def test_synthetic_names_are_generated_unless_a_folder_has_that_name(tmp_path, m
         load_any("gpqa-synthetic")
     with pytest.raises(BundleError, match="no bundle named 'synthetic-mmlu'"):
         load_bundle("synthetic-mmlu")  # the folder reader never simulates: that is the catalogue's job
+
+
+# -- compressed files ---------------------------------------------------------
+
+
+def gz(text: str) -> bytes:
+    import gzip
+
+    return gzip.compress(text.encode(), mtime=0)
+
+
+def test_a_gzipped_bundle_loads_like_the_plain_one(tmp_path):
+    plain = load_bundle(make(tmp_path / "plain"))
+    packed = make(tmp_path / "packed", {"responses.csv": None, "items.csv": None,
+                                        "responses.csv.gz": gz(RESPONSES), "items.csv.gz": gz(ITEMS)})
+    assert find_bundle(packed) == packed.resolve() and validate_bundle(packed) == []
+    loaded = load_bundle(packed)
+    assert loaded.content_hash == plain.content_hash
+    np.testing.assert_array_equal(loaded.correct, plain.correct)
+
+
+def test_problems_in_a_gzipped_file_name_the_stored_file_row_and_column(tmp_path):
+    lines = RESPONSES.splitlines()
+    bad = lines[:2] + [lines[2].rsplit(",", 1)[0] + ",7"] + lines[3:]
+    folder = make(tmp_path, {"responses.csv": None, "responses.csv.gz": gz("\n".join(bad) + "\n")})
+    message = one_error(folder)
+    assert message.startswith("responses.csv.gz, row 3 (model ") and "column '" in message
+    assert "value '7' is not 0 or 1" in message
+
+
+def test_a_broken_gzip_file_and_a_doubled_file_are_refused_by_name(tmp_path):
+    broken = make(tmp_path, {"responses.csv": None, "responses.csv.gz": gz(RESPONSES)[:-9]}, name="broken")
+    message = one_error(broken)
+    assert message.startswith("responses.csv.gz: is not a readable gzip file") and "uncompressed as responses.csv" in message
+    doubled = make(tmp_path, {"items.csv.gz": gz(ITEMS)}, name="doubled")
+    assert one_error(doubled) == ("items.csv: both items.csv and items.csv.gz exist, and they may differ; keep one")
+    with pytest.raises(BundleError, match="both items.csv and items.csv.gz"):
+        load_bundle(doubled)

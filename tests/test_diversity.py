@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from sklearn.decomposition import PCA
 
-from conftest import real_bundle
+from conftest import real_bundle, real_table
 from mbutils.dpp import inclusion_probabilities
 from mbutils.errors import SelectorError
 from mbutils.selectors import SourceData, make_selector, selector_names
@@ -282,7 +282,7 @@ def test_nonfinite_confidences_are_refused():
 # --------------------------------------------------------------------------- real data
 def test_real_gpqa_zero_one_with_300_sources():
     """Real 0/1 data: every size up to 100 works and returns seen-item indices."""
-    responses = pd.read_csv(real_bundle("gpqa") / "responses.csv", index_col=0).to_numpy(float)
+    responses = pd.read_csv(real_table("gpqa"), index_col=0).to_numpy(float)
     rng = np.random.default_rng(0)
     sources = rng.choice(len(responses), 300, replace=False)
     seen = np.sort(rng.choice(responses.shape[1], 224, replace=False))

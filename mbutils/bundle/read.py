@@ -10,8 +10,10 @@ column); writing lives in :mod:`mbutils.bundle.write`.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
+import zlib
 import os
 import stat
 import unicodedata
@@ -27,11 +29,13 @@ import pandas as pd
 
 from ..benchmark import Benchmark
 from ..catalogue import STAND_INS
+from ..datapath import data_folders, describe_data_path
 from ..errors import BundleError
 from .format import CONFIDENCE, ITEMS, MISSING_POLICIES, MODELS, RESPONSES, TARGET_SETS
 from ..validation import check_choice
 
-REPO_DATA = Path(__file__).resolve().parents[2] / "data"  # the source checkout's data/ (absent when installed)
+#: A bundle file may be stored compressed: ``responses.csv.gz`` is read as ``responses.csv``.
+COMPRESSED = ".gz"
 
 
 # ---------------------------------------------------------------------------
@@ -59,13 +63,20 @@ class Problem:
 
 
 class _Log(list):
-    """Collects problems; ``listing`` caps each kind at MAX_LISTED instances."""
+    """Collects problems; ``listing`` caps each kind at MAX_LISTED instances.
+
+    ``stored`` maps a format name (``responses.csv``) to the name of the file actually read
+    (``responses.csv.gz``), so that every problem names the file on disk."""
+
+    def __init__(self):
+        super().__init__()
+        self.stored: dict[str, str] = {}
 
     def error(self, file: str, location: str, message: str) -> None:
-        self.append(Problem(file, location, message, "error"))
+        self.append(Problem(self.stored.get(file, file), location, message, "error"))
 
     def warn(self, file: str, location: str, message: str) -> None:
-        self.append(Problem(file, location, message, "warning"))
+        self.append(Problem(self.stored.get(file, file), location, message, "warning"))
 
     def listing(self, file: str, entries: list[tuple[str, str]], total: int, more: str) -> None:
         """Report the first entries (location, message) of ``total`` instances of one kind."""
@@ -104,9 +115,21 @@ def _row(line: int, key: str, name: str) -> str:
 
 def search_path() -> list[Path]:
     """Folders searched for bundles by name: $MBUTILS_DATA (os.pathsep separated), then data/."""
-    env = os.environ.get("MBUTILS_DATA", "")
-    roots = [Path(p).expanduser() for p in env.split(os.pathsep) if p.strip()]
-    return [*roots, REPO_DATA]
+    return [folder.path for folder in data_folders()]
+
+
+def stored_file(folder: Path, file: str) -> Path:
+    """The path a bundle file is stored at: ``file`` itself, else its compressed form ``file.gz``."""
+    plain = folder / file
+    if os.path.lexists(plain):
+        return plain
+    packed = folder / (file + COMPRESSED)
+    return packed if os.path.lexists(packed) else plain
+
+
+def is_bundle(folder: Path) -> bool:
+    """A folder holding ``responses.csv`` (or ``responses.csv.gz``)."""
+    return stored_file(folder, RESPONSES).is_file()
 
 
 def list_bundles() -> dict[str, Path]:
@@ -118,7 +141,7 @@ def list_bundles() -> dict[str, Path]:
         for sub in sorted(root.iterdir()):
             if sub.name.startswith(".") or sub.name in found:
                 continue
-            if (sub / RESPONSES).is_file():
+            if is_bundle(sub):
                 found[sub.name] = sub.resolve()
     return found
 
@@ -137,19 +160,17 @@ def find_bundle(name_or_dir: str | Path) -> Path:
     if not looks_like_path:
         for root in search_path():
             found = _spelled_as_on_disk(root / name)
-            if (found / RESPONSES).is_file():
+            if is_bundle(found):
                 return found.resolve()
-    roots = search_path()
-    env_roots = ", ".join(str(r) for r in roots[:-1]) or "(MBUTILS_DATA is not set)"
     available = ", ".join(list_bundles()) or "none"
     if looks_like_path:
         what = f"no folder {str(path)!r}"
     else:
-        what = (f"no bundle named {name!r}: looked for {name}/{RESPONSES} "
-                f"in MBUTILS_DATA {env_roots} and in {roots[-1]}")
+        what = (f"no bundle named {name!r}: looked for {name}/{RESPONSES} (or {RESPONSES}{COMPRESSED}) "
+                f"in {describe_data_path()}")
     raise BundleError(
         f"{what}. Bundles available: {available}. Synthetic stand-ins: {', '.join(STAND_INS)}. "
-        "Give a bundle name, a folder path, or set MBUTILS_DATA to the folder that holds your bundles."
+        "Give a bundle name, a folder path, or add the folder that holds your bundles to MBUTILS_DATA."
     )
 
 
@@ -185,28 +206,44 @@ def _not_a_file(path: Path) -> str | None:
 
 
 def _present(folder: Path, file: str, log: "_Log") -> bool:
-    """True when the bundle file exists as a regular file; anything else there is reported."""
-    why = _not_a_file(folder / file)
+    """True when the bundle file exists as a regular file (plain or compressed); anything else
+    there is reported. Afterwards the log names the file by its stored name."""
+    path = stored_file(folder, file)
+    if os.path.lexists(folder / file) and os.path.lexists(folder / (file + COMPRESSED)):
+        log.error(file, "", f"both {file} and {file}{COMPRESSED} exist, and they may differ; keep one")
+        return False
+    if path.name != file:
+        log.stored[file] = path.name
+    why = _not_a_file(path)
     if why:
         log.error(file, "", why)
         return False
-    return (folder / file).is_file()
+    return path.is_file()
 
 
 def _decode(path: Path, log: _Log) -> str | None:
-    """The file's text, or None after reporting that it is not UTF-8 (or cannot be read at all)."""
+    """The file's text (decompressed if stored as ``.gz``), or None after reporting that it
+    is not UTF-8 (or cannot be read at all)."""
     try:
         data = path.read_bytes()
     except OSError as err:
         log.error(path.name, "", f"cannot be read ({(err.strerror or str(err)).lower()}); check its permissions")
         return None
+    if path.name.endswith(COMPRESSED):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as err:
+            plain = path.name.removesuffix(COMPRESSED)
+            log.error(path.name, "", f"is not a readable gzip file ({err}); compress it again with gzip, "
+                      f"or store it uncompressed as {plain}")
+            return None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
         log.error(
             path.name,
-            f"row {line}" if path.suffix == ".csv" else f"line {line}",
+            f"row {line}" if ".csv" in path.suffixes else f"line {line}",
             f"the file is not UTF-8 text (byte 0x{data[err.start]:02x} cannot be decoded); "
             "re-save it as UTF-8 (in Excel: Save As > 'CSV UTF-8')",
         )
@@ -224,7 +261,7 @@ class _Table:
 
 def _read_table(folder: Path, file: str, log: _Log, *, key: str, required: bool, what: str) -> _Table | None:
     """Open one CSV; ragged rows and CSV syntax errors are reported while the rows are consumed."""
-    path = folder / file
+    path = stored_file(folder, file)
     if not _present(folder, file, log):
         if required and not os.path.lexists(path):
             log.error(file, "", f"file not found in {folder}; every bundle needs one ({what})")
@@ -678,7 +715,7 @@ def _object(pairs: list[tuple[str, object]], repeated: list[str]) -> dict:
 
 
 def _read_target_sets(folder: Path, resp: _Responses | None, log: _Log) -> dict[str, list[str]]:
-    path = folder / TARGET_SETS
+    path = stored_file(folder, TARGET_SETS)
     if not _present(folder, TARGET_SETS, log):
         return {}
     text = _decode(path, log)
