@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_adaptive.py [--items 224] [--sizes 10,25,50,100,200]``
 or, on a bundle through the experiment engine (cache bypassed, one worker),
-``MBUTILS_DATA=../shared/data python benchmarks/bench_adaptive.py --data gpqa --runs 5``.
+``python benchmarks/bench_adaptive.py --data gpqa --runs 5``.
 
 Planted data (the 10-dimensional 2PL simulation of bench_irt.py, 300 sources + 50
 targets): the IRT fit shared by the tinyBenchmarks and adaptive families is timed once,

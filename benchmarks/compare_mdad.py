@@ -1,6 +1,6 @@
 """Do two implementations give the same MDAD tables? (Checks that a speed-up changed no result.)
 
-    MBUTILS_DATA=../shared/data python benchmarks/compare_mdad.py --baseline REV [--data gpqa] [--runs 50]
+    python benchmarks/compare_mdad.py --baseline REV [--data gpqa] [--runs 50]
 
 Runs the paper protocol for every selector with the current code and with git revision
 REV (checked out into a temporary worktree), then sets the two MDAD tables side by side.

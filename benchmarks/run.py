@@ -1,6 +1,6 @@
 """Speed and memory of the whole jobs the issues set targets for (reported, not asserted).
 
-    MBUTILS_DATA=../shared/data python benchmarks/run.py SUITE [SUITE ...] [--baseline REV] [--runs N]
+    python benchmarks/run.py SUITE [SUITE ...] [--baseline REV] [--runs N]
 
 Suites: ``foundation``, ``selectors``, ``scale``, ``adaptive`` (experiments), ``paper`` (the paper
 profile's experiments on every benchmark: 50 runs, all sizes, all fourteen selectors),
@@ -97,7 +97,7 @@ def worktree(rev: str | None):
 def _env(tree: Path, cache: Path) -> dict:
     """The implementation in ``tree`` first on the path, a private results cache."""
     env = dict(os.environ)
-    env.setdefault("MBUTILS_DATA", str(REPO.parent / "shared" / "data"))
+    env.setdefault("MBUTILS_DATA", str(REPO / "data"))  # older revisions (--baseline) read only MBUTILS_DATA
     env["MBUTILS_DATA"] = str(Path(env["MBUTILS_DATA"]).resolve())
     env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["MBUTILS_CACHE"] = str(cache)

@@ -8,7 +8,8 @@ they are. Each folder gets a ``provenance.json``: where the data comes from, its
 what was derived and how, and for every file the SHA-256 and size of its *uncompressed*
 bytes. ``tests/test_shipped_data.py`` decompresses every file and checks those hashes, so
 the shipped copy is byte-for-byte the delivered one. The bundle reader reads ``.csv.gz``
-files directly; nothing is ever unpacked on disk.
+files directly; nothing is ever unpacked on disk. The shipped-data section of
+``data/README.md`` is rewritten from the provenance records.
 """
 
 from __future__ import annotations
@@ -105,6 +106,39 @@ def bundle_hash(folder: Path) -> str:
     return load_bundle(folder, missing="drop_models").content_hash
 
 
+START, END = "<!-- shipped-data:start (written by data/pack.py) -->", "<!-- shipped-data:end -->"
+
+
+def shipped_table(root: Path = HERE) -> str:
+    """The README's account of every shipped folder, rendered from the provenance records."""
+    out = []
+    for name in SOURCES:
+        record = json.loads((root / name / PROVENANCE).read_text(encoding="utf-8"))
+        stored = sum((root / name / f["stored_as"]).stat().st_size for f in record["files"].values())
+        raw = sum(f["bytes"] for f in record["files"].values())
+        out += [f"### `{name}`", "",
+                f"- **What**: {record['title']}.",
+                f"- **Source**: {record['source']}.",
+                f"- **Licence**: {record['licence']}.",
+                f"- **Derived**: {record['derived']}.",
+                f"- **Stored**: {raw:,} bytes in {stored:,} ({len(record['files'])} files).",
+                *([f"- **Bundle hash** (`Benchmark.content_hash`, the key results are cached by): "
+                   f"`{record['content_hash']}`"] if "content_hash" in record else []),
+                "", "| file | stored as | bytes | SHA-256 of the uncompressed file |", "|---|---|---|---|"]
+        out += [f"| `{file}` | `{info['stored_as']}` | {info['bytes']:,} | `{info['sha256']}` |"
+                for file, info in record["files"].items()]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def update_readme(root: Path = HERE) -> None:
+    readme = root / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{START}\n{shipped_table(root)}{END}{tail}", encoding="utf-8")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("source", type=Path, help="folder holding the delivered folders (gpqa, ...)")
@@ -118,6 +152,7 @@ def main(argv=None) -> int:
         raw = sum(f["bytes"] for f in record["files"].values())
         stored = sum((HERE / name / f["stored_as"]).stat().st_size for f in record["files"].values())
         print(f"{name}: {len(record['files'])} files, {raw:,} bytes -> {stored:,} bytes")
+    update_readme()
     return 0
 
 

@@ -64,9 +64,18 @@ def data_folders() -> list[DataFolder]:
     return folders
 
 
-def describe_data_path() -> str:
-    """Where names are looked up, for messages: every folder once, missing ones named as such."""
+def describe_data_path(*, short: bool = False) -> str:
+    """Where names are looked up, for messages: every folder once, missing ones named as such.
+
+    ``short`` names the folders by role only (for pages read on other machines), except the
+    ``MBUTILS_DATA`` entries that do not exist, which are still named."""
     folders = data_folders()
+    if short:
+        missing = [str(f) for f in folders if f.origin == ENV and not f.exists]
+        env = [f for f in folders if f.origin == ENV]
+        text = (f"{ENV}'s {len(env)} folder{'s' if len(env) != 1 else ''}, then the repository's data/"
+                if env else "the repository's data/; MBUTILS_DATA is not set")
+        return text + (f"; {', '.join(missing)}" if missing else "")
     env = [str(f) for f in folders if f.origin == ENV]
     repo = [str(f) for f in folders if f.origin == "repository"]
     if not env:

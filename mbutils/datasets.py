@@ -94,6 +94,23 @@ def _real_candidates(key: str, *, min_models: int, need_set: str | None):
             yield real, bench, ""
 
 
+def real_or_stand_in(key: str, *, min_models: int = MIN_MODELS, target_set: str | None = None):
+    """The bundle a benchmark name resolves to, without generating a stand-in.
+
+    Returns ``(name, benchmark, reason)``: the first real bundle on the data path with at
+    least ``min_models`` complete models (and ``target_set``, if asked for), or the stand-in's
+    name with ``benchmark`` None and the reason no real bundle was taken."""
+    reasons = []
+    for real, bench, why in _real_candidates(key, min_models=min_models, need_set=target_set):
+        if bench is not None:
+            return real, bench, f"real bundle '{real}' found on the data path"
+        reasons.append(why)
+    if not reasons:
+        reasons.append(f"no real {CATALOGUE[key].title} bundle on the data path ({describe_data_path(short=True)})")
+    stand_in = CATALOGUE[key].stand_in
+    return stand_in, None, "; ".join(reasons) + f", so this page uses the stand-in '{stand_in}'"
+
+
 def resolve_data(data: str, *, min_models: int = MIN_MODELS, missing: str = "error",
                  target_set: str | None = None) -> DataChoice:
     """Load the bundle a chapter asked for.
@@ -108,17 +125,10 @@ def resolve_data(data: str, *, min_models: int = MIN_MODELS, missing: str = "err
     if data.startswith("synthetic-"):
         return DataChoice(data, key, "synthetic", load_bundle(data), "requested explicitly")
     if data in CATALOGUE:
-        reasons = []
-        for real, bench, why in _real_candidates(data, min_models=min_models, need_set=target_set):
-            if bench is not None:
-                return DataChoice(data, key, "real", bench, f"real bundle '{real}' found on the data path")
-            reasons.append(why)
-        if not reasons:
-            names = " or ".join(map(repr, CATALOGUE[data].real_names))
-            reasons.append(f"no real bundle named {names} on the data path ({describe_data_path()})")
-        stand_in = CATALOGUE[data].stand_in
-        return DataChoice(data, key, "synthetic", load_bundle(stand_in),
-                          "; ".join(reasons) + f", so this page uses the stand-in '{stand_in}'")
+        name, bench, reason = real_or_stand_in(data, min_models=min_models, target_set=target_set)
+        if bench is not None:
+            return DataChoice(data, key, "real", bench, reason)
+        return DataChoice(data, key, "synthetic", load_bundle(name), reason)
     bench = load_bundle(data, missing=missing)
     kind = "real" if key != "custom" else "custom"
     return DataChoice(data, key, kind, bench, f"bundle '{data}'")

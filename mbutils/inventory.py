@@ -86,9 +86,11 @@ def _models(row: dict) -> str:
     return f"{row['models']:,}{extra}"
 
 
-def listing(rows: list[dict] | None = None, *, display: bool = True) -> pd.DataFrame:
+def listing(rows: list[dict] | None = None, *, display: bool = True, folders: bool = True) -> pd.DataFrame:
     """The listing, one row per bundle: a display table (the columns of :data:`COLUMNS`), or
-    with ``display=False`` plain values (counts as numbers, ``complete_models`` apart)."""
+    with ``display=False`` plain values (counts as numbers, ``complete_models`` apart).
+    ``folders=False`` names where a bundle was found (``MBUTILS_DATA``, the repository's
+    data/, generated) instead of its absolute folder, for a page read on other machines."""
     rows = inventory() if rows is None else rows
     if not display:
         keep = ["name", "kind", "models", "complete_models", "items", "subtasks", "confidences", "folder", "licence"]
@@ -100,10 +102,10 @@ def listing(rows: list[dict] | None = None, *, display: bool = True) -> pd.DataF
         "items": ["?" if r["items"] is None else f"{r['items']:,}" for r in rows],
         "subtasks": ["?" if r["subtasks"] is None else str(r["subtasks"]) for r in rows],
         "confidences": ["?" if r["confidences"] is None else ("yes" if r["confidences"] else "no") for r in rows],
-        "folder": [r["folder"] for r in rows],
+        "folder": [r["folder"] if folders else r["origin"] for r in rows],
         "licence": [r["licence"] for r in rows],
     })
-    return table[COLUMNS]
+    return table[COLUMNS] if folders else table[COLUMNS].rename(columns={"folder": "found in"})
 
 
 def describe(name: str) -> str:

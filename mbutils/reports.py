@@ -56,6 +56,16 @@ def data_overview(benchmarks: dict) -> "pd.DataFrame":  # noqa: F821
     return pd.DataFrame(rows)
 
 
+def subtask_summary(benchmark) -> str:
+    """'1 subtask (448 items)' or '24 subtasks of 146 to 250 items (median 250)', from the bundle."""
+    counts = np.bincount(benchmark.subtask_codes)
+    if len(counts) == 1:
+        return f"1 subtask ({counts[0]:,} items)"
+    lo, hi, mid = int(counts.min()), int(counts.max()), float(np.median(counts))
+    size = f"{lo:,} items each" if lo == hi else f"{lo:,} to {hi:,} items (median {mid:,.0f})"
+    return f"{len(counts)} subtasks of {size}"
+
+
 def missing_report(name: str):
     """Validation findings about empty cells of a bundle on disk (None for synthetic or clean bundles)."""
 

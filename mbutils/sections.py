@@ -32,9 +32,11 @@ class BenchmarkStudy:
         self.summary = metrics.summary_table(self.res)
 
     def banner(self) -> None:
+        """The page's data box, and its pool in one sentence glued as ``<prefix>_pool`` for the prose."""
         from IPython.display import HTML, display
 
         display(HTML(self.cfg.banner()))
+        book.glue(f"{self.prefix}_pool", self.cfg.pool_sentence())
 
     # ------------------------------------------------------------------ sections
     def agreement_by_size(self) -> None:

@@ -329,13 +329,18 @@ def test_configure_fits_small_bundles_and_says_so(tmp_path, monkeypatch):
     assert not tiny.can_sweep_sources and "needs at least two source counts" in tiny.sweep_note()
 
 
-def test_benchmark_names_and_stand_ins(monkeypatch):
+def test_benchmark_names_and_stand_ins(monkeypatch, tmp_path):
     names = ("gpqa", "synthetic-mmlu-pro", "mmlu-pro-tiger-lab", "mmlu-pro-leaderboard", "bbh-leaderboard", "mmlu", "x")
     assert [book.benchmark_key(n) for n in names] == ["gpqa", "mmlu-pro", "mmlu-pro", "mmlu-pro", "bbh", "mmlu", "custom"]
+    from mbutils import datapath
+
+    monkeypatch.setattr(datapath, "REPO_DATA", tmp_path / "empty-data")  # the shipped bundles hidden
     monkeypatch.setenv("MBUTILS_DATA", str(REPO / "no-such-folder"))
     choice = book.resolve_data("gpqa")
     assert choice.kind == "synthetic" and choice.name == "synthetic-gpqa"
-    assert "no real bundle named 'gpqa'" in choice.reason
+    assert choice.reason.startswith("no real GPQA bundle on the data path (MBUTILS_DATA's 1 folder, then the "
+                                    "repository's data/; ")
+    assert f"{REPO / 'no-such-folder'} (does not exist)" in choice.reason
 
 
 def test_real_bundles_come_first_with_a_protocol_fitted_to_their_pool():

@@ -17,15 +17,23 @@ from ..profiles import (PROFILE_ENV, PAPER_SOURCES, PAPER_SELECTORS, BenchProfil
 from .params import (int_list, name_list, parse_cases)
 from .display import (claim_note, glue_claim, admonition, note, figure_png, show, pretty, table, download_link, download, glue, settings_list,
     settings_caption, facts_html)
-from .setting import (Setting, configure, is_book_data, pick_data, variant_data, paper_selectors, run_view, item_map,
+from .setting import (Setting, configure, stand_in_banner, is_book_data, pick_data, variant_data, paper_selectors, run_view, item_map,
     pick, target_case_list, subtask_setting)
-from ..reports import (worked_example, pair_table, fmt_points, headline_size, pair_gaps, data_overview, missing_report, mdad_wide, summary_wide,
+from ..inventory import listing as _listing
+from ..reports import (subtask_summary, worked_example, pair_table, fmt_points, headline_size, pair_gaps, data_overview, missing_report, mdad_wide, summary_wide,
     threshold_table, sources_table, relative_table, anchor_members, irt_embedding, nearest_anchor,
     closer_than_mdad, items_needed, benchmark_facts,
     full_mdad_table, full_summary_table, largest_subtasks, float_gap_bins, binning_comparison,
     mdad_variants, not_reached_counts)
 
-__all__ = ['worked_example', 'pair_table', 'BENCHMARK_TITLES', 'BENCHMARKS', 'CATALOGUE', 'DataChoice', 'benchmark_key', 'resolve_data',
+
+
+def data_listing():
+    """The bundles a name can reach in this build, as the data chapter shows them (``python -m mbutils data``)."""
+    return _listing(folders=False)
+
+
+__all__ = ['data_listing', 'stand_in_banner', 'subtask_summary', 'worked_example', 'pair_table', 'BENCHMARK_TITLES', 'BENCHMARKS', 'CATALOGUE', 'DataChoice', 'benchmark_key', 'resolve_data',
     'BookError', 'MbutilsError', 'PROFILE_ENV', 'PAPER_SOURCES', 'PAPER_SELECTORS', 'BenchProfile',
     'PROFILES', 'profile_name', 'default_jobs', 'PROFILE_BLURB', 'variant_benchmarks', 'target_cases',
     'int_list', 'name_list', 'parse_cases', 'claim_note', 'glue_claim', 'admonition', 'note', 'figure_png', 'show', 'pretty',

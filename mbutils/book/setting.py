@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..datasets import BENCHMARKS, DataChoice, benchmark_key, resolve_data
+from ..datasets import BENCHMARK_TITLES, BENCHMARKS, DataChoice, benchmark_key, real_or_stand_in, resolve_data
 from ..errors import BookError
 from ..experiment import n_seen_items, run_experiment
 from ..profiles import (PAPER_SELECTORS, PROFILE_BLURB, PROFILE_ENV, PROFILES, default_jobs, profile_name,
@@ -114,6 +114,17 @@ class Setting:
         """A figure caption ending in the data, runs, sources, targets, seed and profile."""
         return f"{text.rstrip()} Data and settings: {self.settings_text(**kw)}."
 
+    def pool_sentence(self) -> str:
+        """What this page's pool is, computed from the data choice (for the prose under a title)."""
+        b, d, p = self.benchmark, self.data, self.protocol
+        what = {"real": "real results", "custom": "a user bundle",
+                "synthetic": "a synthetic stand-in (simulated models, not real results)"}[d.kind]
+        text = f"This page runs on {d.name}, {what}: {b.n_models:,} models × {b.n_items:,} items"
+        if self.pool_fitted:
+            return (text + f", too few models for the paper's 300 sources + 50 targets, so the protocol is "
+                    f"fitted to the pool: {p.n_sources} sources and {p.n_targets} targets per run.")
+        return text + f"; {p.n_sources} sources and {p.n_targets} targets per run."
+
     def banner(self) -> str:
         """HTML note for the top of a chapter: which data, why, and which settings."""
         d = self.data
@@ -132,6 +143,22 @@ class Setting:
                  "<code>paper</code> to change it."]
         title = "Synthetic data" if d.kind == "synthetic" else "Data and settings"
         return admonition(title, "<br>".join(x for x in lines if x), kind)
+
+
+def stand_in_banner(keys: Sequence[str] = BENCHMARKS) -> str:
+    """The warning a page that quotes several benchmarks shows when any of them runs on a
+    stand-in (the front page): the chapters' "Synthetic data" box, one line per benchmark;
+    "" when every benchmark has real results on the data path."""
+    lines = []
+    for key in keys:
+        _, bench, reason = real_or_stand_in(key)
+        if bench is None:
+            lines.append(f"<b>{html.escape(BENCHMARK_TITLES[key])}:</b> {html.escape(reason)}.")
+    if not lines:
+        return ""
+    lead = ("Numbers on this page for the benchmarks below come from simulated stand-ins (an IRT "
+            "simulator), not from real model results.")
+    return admonition("Synthetic data", "<br>".join([lead, *lines]), "warning")
 
 
 def _fmt_overrides(overrides: dict) -> str:
