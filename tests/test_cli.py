@@ -152,3 +152,42 @@ def test_plan_and_audit_commands(bundle, results, tmp_path):
     items.write_text("q0001\nnot-an-item\n")
     code, _, err = run("audit", "--data", bundle, "--items", items)
     assert code == 1 and "not-an-item" in err and "Traceback" not in err
+
+
+# -- data --------------------------------------------------------------------------------------
+
+
+def test_data_lists_a_readers_folder_first_then_the_shipped_bundles_and_the_stand_ins(bundle, monkeypatch):
+    monkeypatch.setenv("MBUTILS_DATA", str(bundle.parent))
+    code, out, err = run("data", "--format", "csv")
+    assert code == 0
+    rows = [line.split(",") for line in out.splitlines()]
+    assert rows[0] == ["name", "kind", "models", "complete_models", "items", "subtasks", "confidences", "folder",
+                       "licence"]
+    names = [r[0] for r in rows[1:]]
+    assert names[0] == "tiny" and rows[1][1:4] == ["real", "40", "40"] and rows[1][-1] == "not stated"
+    assert names.index("gpqa") < names.index("synthetic-gpqa") and "synthetic-mmlu" in names
+    assert f"searched: MBUTILS_DATA {bundle.parent.resolve()}, then the repository's data folder" in err
+
+
+def test_data_show_gives_provenance_and_refuses_unknown_names_and_stray_arguments():
+    code, out, _ = run("data", "show", "gpqa")
+    assert code == 0 and out.startswith("gpqa: real\n")
+    assert "licence:" in out and "MIT" in out and "target sets:" in out and "7b_instruct" in out
+    assert "file responses.csv:" in out and "stored as responses.csv.gz, 395,031 bytes" in out
+    code, _, err = run("data", "show", "no-such-bundle")
+    assert code == 1 and err.startswith("error: no bundle named 'no-such-bundle' on the data path")
+    code, _, err = run("data", "show")
+    assert code == 1 and "data show needs a bundle name" in err
+    code, _, err = run("data", "list", "gpqa")
+    assert code == 1 and "data list takes no name" in err
+
+
+def test_data_lists_an_unreadable_bundle_with_its_problem_instead_of_failing(tmp_path, monkeypatch):
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "responses.csv").write_text("model,q1\na,7\n")
+    monkeypatch.setenv("MBUTILS_DATA", str(tmp_path))
+    code, out, _ = run("data")
+    assert code == 0 and "| broken " in out and "real, invalid" in out
+    code, out, _ = run("data", "show", "broken")
+    assert code == 0 and "problem:" in out and "value '7' is not 0 or 1" in out and "validate" in out
