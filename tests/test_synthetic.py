@@ -23,7 +23,7 @@ from mbutils.synthetic import (
 from mbutils.datasets import load_bundle
 from mbutils.calibration import CALIBRATION_PAIRS, ks_statistics, pool_protocol, pooled_pvalues, reliability
 
-from conftest import real_bundle
+from conftest import real_bundle, real_table
 
 MMLU_PRO_SIZES = {
     "philosophy": 499, "law": 1101, "engineering": 969, "chemistry": 1132, "business": 789,
@@ -274,7 +274,7 @@ COMPONENT_TOLERANCE = 0.03
 
 @pytest.fixture(scope="module")
 def real_gpqa():
-    return pd.read_csv(real_bundle("gpqa") / "responses.csv", index_col=0).to_numpy(dtype=float)
+    return pd.read_csv(real_table("gpqa"), index_col=0).to_numpy(dtype=float)
 
 
 def test_calibrated_against_real_gpqa(benchmarks, real_gpqa):
