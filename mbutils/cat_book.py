@@ -17,6 +17,7 @@ import pandas as pd
 
 from .cat import accuracy_interval
 from .protocol import rng_for
+from . import noise
 from .styles import label, style
 
 #: Fewer source models than this: a 10-dimensional IRT fit has too little to go on.
@@ -137,20 +138,22 @@ def helps_table(mdad: pd.DataFrame, selectors, baseline: str = "random") -> pd.D
 
 
 def stops_helping(mdad: pd.DataFrame, selector: str, baseline: str = "random") -> dict:
-    """Where ``selector`` beats the baseline on MDAD and from which size it no longer does.
+    """Where ``selector`` is better than the baseline under the noise rule, and from which size
+    it no longer is.
 
-    A size counts as a win when the selector's MDAD is reached and smaller than the
-    baseline's (or the baseline's is not reached). ``stops`` is the smallest size from
-    which no larger size is a win (None: it wins at the largest size too).
+    A size is a win when the selector's 95% interval lies below the baseline's
+    (:func:`mbutils.noise.versus`), a loss when it lies above, and within noise otherwise.
+    ``stops`` is the smallest size after a win from which no larger size is a win (None when
+    it wins at the largest size, or never wins).
     """
-    wide = mdad.pivot_table(index="size", columns="selector", values="mdad", dropna=False)
-    if selector not in wide or baseline not in wide:
-        return {"wins": [], "losses": [], "stops": None}
-    m = wide[selector].to_numpy(dtype=float)
-    r = wide[baseline].to_numpy(dtype=float)
-    win = np.isfinite(m) & (~np.isfinite(r) | (m < r))
-    sizes = wide.index.to_numpy()
+    verdict = noise.versus(mdad, selector, baseline)
+    if verdict.empty:
+        return {"wins": [], "within": [], "losses": [], "stops": None}
+    sizes = verdict.index.to_numpy()
+    win = (verdict == noise.BETTER).to_numpy()
     later = np.flip(np.logical_or.accumulate(np.flip(win)))  # a win at this size or a larger one
-    stops = sizes[~later][0] if (~later).any() else None
-    return {"wins": [int(k) for k in sizes[win]], "losses": [int(k) for k in sizes[~win]],
+    stops = sizes[~later][0] if win.any() and (~later).any() else None
+    return {"wins": [int(k) for k in sizes[win]],
+            "within": [int(k) for k in sizes[(verdict == noise.WITHIN).to_numpy()]],
+            "losses": [int(k) for k in sizes[(verdict == noise.WORSE).to_numpy()]],
             "stops": None if stops is None else int(stops)}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from . import noise
 from .paper_results import random_within_ci_from
 from .styles import label
 
@@ -62,9 +63,10 @@ def _pts(value: float) -> str:
 
 # ------------------------------------------------------------------------------ claims
 def catch_up(mdads: dict[str, list[dict]] | dict[str, pd.DataFrame]) -> Claim:
-    """Per benchmark, the smallest size from which random sampling's MDAD is within the 95% CI
-    of the best method's at that size and at every larger size run (the rule the replication
-    chapter applies to the paper's tables too: :func:`mbutils.paper_results.random_within_ci_from`)."""
+    """Per benchmark, the smallest size from which random sampling is not worse than any method
+    under the noise rule (:mod:`mbutils.noise`), at that size and at every larger size run (the
+    rule the replication chapter applies to the paper's tables too:
+    :func:`mbutils.paper_results.random_within_ci_from`)."""
     tables = {name: (t if isinstance(t, pd.DataFrame) else _frame(t)) for name, t in mdads.items()}
     parts, inputs = [], {}
     for name, table in tables.items():
@@ -108,31 +110,33 @@ def tau_from(summary: pd.DataFrame | list[dict], level: float = 0.8, selector: s
 
 
 def noise_yardstick(mdad: pd.DataFrame | list[dict], n_subtasks: int) -> Claim:
-    """How large a difference between two MDADs the runs themselves produce.
+    """How large a difference between two MDADs the runs themselves produce, on the tables' own
+    intervals (the ones the noise rule compares).
 
     With one subtask, subtask-stratified sampling is uniform random sampling, so the gap
-    between their MDADs is pure run-to-run noise; otherwise the yardstick is the median
-    half-width of random sampling's 95% CI.
+    between their MDADs is pure run-to-run noise, reported beside the intervals; otherwise
+    the yardstick is the median half-width of random sampling's 95% interval.
     """
     table = mdad if isinstance(mdad, pd.DataFrame) else _frame(mdad)
     cols = [c for c in ("selector", "size", "mdad", "ci_low", "ci_high") if c in table]
     inputs = {"mdad": _records(table, cols), "n_subtasks": int(n_subtasks)}
+    rand = table[table["selector"] == "random"]
+    half = ((rand["ci_high"] - rand["ci_low"]) / 2).dropna() if {"ci_low", "ci_high"} <= set(rand) else pd.Series()
+    ci_text = (f"the median half-width of random sampling's 95% interval is {_pts(half.median())}"
+               if not half.empty else "random sampling's MDAD has no interval here")
     wide = table.pivot_table(index="size", columns="selector", values="mdad", dropna=False)
     if n_subtasks == 1 and {"random", "subtask_equal"} <= set(wide.columns):
         gap = (wide["random"] - wide["subtask_equal"]).abs().dropna()
         if not gap.empty:
             k = int(gap.idxmax())
             text = (f"here subtask-stratified sampling is the same method as uniform random sampling, yet their "
-                    f"MDADs differ by up to {_pts(gap.max())} (at k = {k}): differences between methods smaller "
-                    f"than that are within run-to-run noise")
+                    f"MDADs differ by up to {_pts(gap.max())} (at k = {k}), and {ci_text}: this book calls a "
+                    f"difference real only when the two intervals do not overlap")
             return Claim(text, "noise_yardstick", inputs, value=float(gap.max()))
-    rand = table[table["selector"] == "random"]
-    half = ((rand["ci_high"] - rand["ci_low"]) / 2).dropna() if {"ci_low", "ci_high"} <= set(rand) else pd.Series()
     if half.empty:
-        return Claim("no noise yardstick can be computed here (random sampling's MDAD has no CI)", "noise_yardstick",
-                     inputs)
-    text = (f"the 95% CI of random sampling's MDAD is typically ±{_pts(half.median())} wide: differences between "
-            f"methods smaller than that are within run-to-run noise")
+        return Claim("no noise yardstick can be computed here (random sampling's MDAD has no interval)",
+                     "noise_yardstick", inputs)
+    text = f"{ci_text}: this book calls a difference between methods real only when their intervals do not overlap"
     return Claim(text, "noise_yardstick", inputs, value=float(half.median()))
 
 
@@ -155,46 +159,99 @@ def unseen_loss(seen: pd.DataFrame | list[dict], unseen: pd.DataFrame | list[dic
 
 
 def sources_spread(sweep: pd.DataFrame | list[dict]) -> Claim:
-    """How far each method's MDAD moves across the source counts run."""
+    """How far each method that learns from source models moves across the source counts run
+    (methods that read no source model, such as random sampling, reuse the same runs at every
+    count and cannot move; they are named as such, not ranked)."""
+    from .selectors import needs_sources
+
     sweep = sweep if isinstance(sweep, pd.DataFrame) else _frame(sweep)
     inputs = {"sweep": _records(sweep, ["selector", "size", "mdad", "n_sources"])}
     finite = sweep[np.isfinite(sweep["mdad"].astype(float))]
     if finite.empty or finite["n_sources"].nunique() < 2:
         return Claim("too few source counts have a reached MDAD to compare", "sources_spread", inputs)
-    span = finite.groupby("selector")["mdad"].agg(lambda v: v.max() - v.min()).sort_values()
+    learners = finite[[needs_sources(s) for s in finite["selector"]]]
+    free = sorted({label(s) for s in sweep["selector"] if not needs_sources(s)})
     counts = sorted(int(n) for n in sweep["n_sources"].unique())
-    text = (f"from {counts[0]} to {counts[-1]} sources, the MDAD of {label(span.index[-1])} moves most "
-            f"({_pts(span.iloc[-1])} between its smallest and largest value) and that of "
-            f"{label(span.index[0])} least ({_pts(span.iloc[0])})")
+    tail = (f" ({', '.join(free)} read{'s' if len(free) == 1 else ''} no source model and reuse{'s' if len(free) == 1 else ''} "
+            "the same runs at every count, so their MDAD cannot move)" if free else "")
+    if learners.empty:
+        return Claim(f"no method that learns from source models was run{tail}", "sources_spread", inputs)
+    span = learners.groupby("selector")["mdad"].agg(lambda v: v.max() - v.min()).sort_values()
+    if len(span) == 1:
+        text = (f"from {counts[0]} to {counts[-1]} sources, the MDAD of {label(span.index[0])} moves by "
+                f"{_pts(span.iloc[0])} between its smallest and largest value{tail}")
+    else:
+        text = (f"from {counts[0]} to {counts[-1]} sources, among the methods that learn from source models the MDAD "
+                f"of {label(span.index[-1])} moves most ({_pts(span.iloc[-1])} between its smallest and largest "
+                f"value) and that of {label(span.index[0])} least ({_pts(span.iloc[0])}){tail}")
     return Claim(text, "sources_spread", inputs)
 
 
-def versus_random(mdads: dict, selector: str, yardsticks: dict) -> Claim:
-    """In how many benchmark x size cells ``selector`` beats random sampling by more than
-    that benchmark's noise yardstick, loses by more, or stays within it."""
+def versus_random(mdads: dict, selector: str) -> Claim:
+    """In how many benchmark x size cells ``selector`` is better than random sampling under the
+    noise rule (intervals disjoint, below), worse (disjoint, above), or within noise."""
     tables = {name: (t if isinstance(t, pd.DataFrame) else _frame(t)) for name, t in mdads.items()}
-    better = worse = within = 0
-    for name, table in tables.items():
-        wide = table.pivot_table(index="size", columns="selector", values="mdad", dropna=False)
-        if selector not in wide or "random" not in wide:
-            continue
-        noise = yardsticks.get(name)
-        noise = 0.0 if noise is None or not np.isfinite(noise) else float(noise)
-        diff = wide[selector].fillna(np.inf) - wide["random"].fillna(np.inf)
-        diff = diff.replace([np.nan], 0.0)  # both not reached: no difference
-        better += int((diff < -noise).sum())
-        worse += int((diff > noise).sum())
-        within += int(((diff >= -noise) & (diff <= noise)).sum())
-    total = better + worse + within
-    inputs = {"mdads": {n: _records(t, ["selector", "size", "mdad"]) for n, t in tables.items()},
-              "selector": selector, "yardsticks": {n: (None if v is None else float(v)) for n, v in yardsticks.items()}}
+    counts = {noise.BETTER: 0, noise.WORSE: 0, noise.WITHIN: 0}
+    for table in tables.values():
+        for verdict in noise.versus(table, selector).to_numpy():
+            counts[verdict] += 1
+    total = sum(counts.values())
+    cols = ("selector", "size", "mdad", "ci_low", "ci_high")
+    inputs = {"mdads": {n: _records(t, [c for c in cols if c in t]) for n, t in tables.items()}, "selector": selector}
     if not total:
         return Claim(f"{label(selector)} and random sampling were not both run", "versus_random", inputs)
-    text = (f"over {total} benchmark × size cells, the MDAD of {label(selector)} is lower than random sampling's "
-            f"by more than the noise yardstick in {better}, higher by more in {worse}, and within it in {within}")
+    if counts[noise.WITHIN] == total:
+        text = (f"over {total} benchmark × size cells, the MDAD of {label(selector)} is within noise of random "
+                f"sampling's in every one (their 95% intervals overlap)")
+    else:
+        text = (f"over {total} benchmark × size cells, the MDAD of {label(selector)} is lower than random "
+                f"sampling's beyond the noise (disjoint 95% intervals) in {counts[noise.BETTER]}, higher beyond it "
+                f"in {counts[noise.WORSE]}, and within noise in {counts[noise.WITHIN]}")
     return Claim(text, "versus_random", inputs)
 
 
-def yardstick_value(mdad_runs: pd.DataFrame, n_subtasks: int) -> float | None:
-    """The number :func:`noise_yardstick` words (None when none can be computed)."""
-    return noise_yardstick(mdad_runs, n_subtasks).value
+def best_at_size(mdad: pd.DataFrame | list[dict], size: int, baseline: str = "random") -> Claim:
+    """Which method is most reliable at ``size`` — only when its interval lies below every other
+    method's (the noise rule); otherwise that no method is, and how the lowest compares with
+    ``baseline``."""
+    table = mdad if isinstance(mdad, pd.DataFrame) else _frame(mdad)
+    cols = [c for c in ("selector", "size", "mdad", "ci_low", "ci_high") if c in table]
+    inputs = {"mdad": _records(table, cols), "size": int(size), "baseline": baseline}
+    part = table[table["size"] == size]
+    if part.empty:
+        return Claim(f"no method was run at k = {size}", "best_at_size", inputs)
+    low, high = noise.intervals(part)
+    order = np.lexsort((high, part["mdad"].fillna(np.inf).to_numpy()))
+    lowest = part.iloc[order[0]]
+    if not np.isfinite(lowest["mdad"]):
+        return Claim(f"no method reaches the threshold at k = {size}", "best_at_size", inputs)
+    clear = noise.clear_best(table, size)
+    base = part[part["selector"] == baseline]
+    base_name = "random sampling" if baseline == "random" else label(baseline)
+    base_text = (f"; {base_name}'s is {_mdad_ci(base.iloc[0])}"
+                 if len(base) and lowest["selector"] != baseline else "")
+    if clear is not None:
+        text = (f"{label(clear)} is the most reliable method at k = {size} (MDAD {_mdad_ci(lowest)}{base_text}): "
+                "its interval lies below every other method's")
+        return Claim(text, "best_at_size", inputs)
+    i = order[0]
+    others = np.arange(len(part)) != i
+    verdict = noise.compare(np.full(others.sum(), low[i]), np.full(others.sum(), high[i]), low[others], high[others])
+    close = [label(n) for n in part["selector"].to_numpy()[others][verdict == noise.WITHIN]]
+    named = ", ".join(close[:3]) + (f" and {len(close) - 3} more" if len(close) > 3 else "")
+    text = (f"no method is more reliable than every other beyond the noise at k = {size}: the lowest MDAD "
+            f"({label(lowest['selector'])}, {_mdad_ci(lowest)}) is within noise of {named}{base_text}")
+    return Claim(text, "best_at_size", inputs)
+
+
+def _mdad_ci(row) -> str:
+    """'4.0 points [3.0, 5.5]' (a bound below 0 shown as 0; an open upper bound as '>')."""
+    m = float(row["mdad"])
+    if not np.isfinite(m):
+        return "not reached"
+    lo, hi = float(row.get("ci_low", np.nan)), float(row.get("ci_high", np.nan))
+    if not np.isfinite(lo) and not np.isfinite(hi):
+        return _pts(m)
+    lo_t = f"{max(lo, 0.0):.1f}" if np.isfinite(lo) else "?"
+    hi_t = f"{hi:.1f}" if np.isfinite(hi) else "open"
+    return f"{_pts(m)} [{lo_t}, {hi_t}]"

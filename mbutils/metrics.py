@@ -246,7 +246,9 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
             lo, hi = _ci_runs(agree_runs, total_runs, threshold, method, n_boot, rng, bin_width)
         rows.append({"selector": selector, "size": size, "mdad": mdad, "ci_low": lo, "ci_high": hi,
                      "n_pairs": int(total.sum()), "reached": b >= 0, "n_runs": len(pairs.runs)})
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table.attrs["bin_width"] = float(bin_width)  # the MDAD's resolution, which the noise rule allows for
+    return table
 
 
 def _finite_mean_sd(values: np.ndarray) -> tuple[float, float]:

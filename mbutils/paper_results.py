@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import datapath
+from . import datapath, noise
 from .errors import MbutilsError
 
 FOLDER = "paper-results"
@@ -183,16 +183,8 @@ def estimation_summary(benchmark: str, n_sources: int = 300, folder=None) -> pd.
 
 # ----------------------------------------------------------------------- same data
 def _intervals(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """[low, high] per row: a missing upper bound is open (inf); not reached is the point inf;
-    a reached MDAD without a CI is the point MDAD."""
-    m = table["mdad"].to_numpy(float)
-    lo = table["ci_low"].to_numpy(float) if "ci_low" in table else np.full(len(m), np.nan)
-    hi = table["ci_high"].to_numpy(float) if "ci_high" in table else np.full(len(m), np.nan)
-    reached = np.isfinite(m)
-    no_ci = reached & ~np.isfinite(lo) & ~np.isfinite(hi)
-    low = np.where(~reached, np.inf, np.where(np.isfinite(lo), lo, m))
-    high = np.where(~reached, np.inf, np.where(np.isfinite(hi), hi, np.where(no_ci, m, np.inf)))
-    return low, high
+    """[low, high] per row, with the noise rule's conventions (:func:`mbutils.noise.intervals`)."""
+    return noise.intervals(table)
 
 
 def side_by_side(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
@@ -251,30 +243,26 @@ def _wide(table: pd.DataFrame, column: str = "mdad") -> pd.DataFrame:
 
 
 def best_methods(table: pd.DataFrame, max_size: int = SMALL_K) -> pd.DataFrame:
-    """Per size up to ``max_size``: the selector(s) with the smallest MDAD (ties all listed)."""
+    """Per size up to ``max_size``: the selector better than every other under the noise rule
+    (:mod:`mbutils.noise`), or "none beyond noise" when intervals overlap; ``mdad`` is the
+    smallest MDAD at that size either way."""
     wide = _wide(table).fillna(np.inf)
     wide = wide[wide.index <= max_size]
     best = wide.min(axis=1)
-    names = [", ".join(sorted(wide.columns[wide.loc[k] == best[k]])) if np.isfinite(best[k]) else "none"
-             for k in wide.index]
+    names = []
+    for k in wide.index:
+        clear = noise.clear_best(table, k)
+        names.append(clear if clear is not None else ("none reached" if not np.isfinite(best[k])
+                                                        else "none beyond noise"))
     return pd.DataFrame({"size": wide.index.astype(int), "best": names,
                          "mdad": best.replace(np.inf, np.nan).to_numpy()})
 
 
 def random_within_ci_from(table: pd.DataFrame, baseline: str = "random") -> int | None:
-    """Smallest size from which (at it and every larger size) random's MDAD lies within the CI of
-    the best method at that size; None if that never happens at the largest size run."""
-    low, high = _intervals(table)
-    t = table.assign(_high=high)
-    mdads = _wide(t).fillna(np.inf)
-    highs = _wide(t, "_high")
-    if baseline not in mdads:
-        return None
-    best = mdads.idxmin(axis=1)
-    ok = pd.Series([mdads.loc[k, baseline] <= highs.loc[k, best[k]] for k in mdads.index], index=mdads.index)
-    ok = ok & np.isfinite(mdads[baseline])
-    tail = ok[::-1].cumprod()[::-1].astype(bool)  # True from the last False onwards
-    return int(tail.index[tail.to_numpy()][0]) if tail.any() else None
+    """Smallest size from which (at it and every larger size run) ``baseline`` is not worse than
+    any other method under the noise rule — its interval reaches down to the upper end of every
+    other method's — and its MDAD is reached; None if that fails at the largest size."""
+    return noise.from_size_on(noise.not_worse_than_all(table, baseline))
 
 
 def reaching(table: pd.DataFrame, level: float) -> pd.DataFrame:
@@ -290,7 +278,7 @@ def conclusions(table: pd.DataFrame, level: float | None = None, max_size: int =
     best = best_methods(table, max_size)
     out = {f"best at k = {int(r.size)}": r.best for r in best.itertuples()}
     catch = random_within_ci_from(table)
-    out["random within the best method's CI from k ="] = "never" if catch is None else str(catch)
+    out["random not worse than any method (noise rule) from k ="] = "never" if catch is None else str(catch)
     if level is not None:
         reach = reaching(table, level).dropna()
         small = reach[reach["first_size"] <= max_size]

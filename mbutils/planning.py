@@ -37,6 +37,7 @@ from scipy.stats import hypergeom, norm
 
 from .benchmark import Benchmark
 from .errors import ProtocolError
+from . import noise
 from .metrics import TIE_RULES, first_crossing, gap_bins, mdad_bin, mdad_table
 from .protocol import Protocol, draw_run, rng_for, split_items
 
@@ -472,9 +473,16 @@ def _compare_selectors(results: pd.DataFrame, random_size: int | None, gap_bin_i
     at = mdads[mdads["size"] == target].copy()
     at["random_mdad"] = random_sim.get(target, random_pred.get(target, np.nan))
     at["random_source"] = "simulated" if target in random_sim.index else "predicted"
+    random_row = mdads[(mdads["selector"] == "random") & (mdads["size"] == target)]
+    if len(random_row):  # the noise rule against random's own interval
+        r_low, r_high = (float(v[0]) for v in noise.intervals(random_row))
+    else:  # predicted: exact, no interval of its own
+        r_low = r_high = float(at["random_mdad"].iloc[0]) if np.isfinite(at["random_mdad"].iloc[0]) else np.inf
+    low, high = noise.intervals(at)
+    verdict = noise.compare(low, high, np.full(len(at), r_low), np.full(len(at), r_high))
     better = at["mdad"].fillna(np.inf) < at["random_mdad"].fillna(np.inf)
-    clearly = at["ci_high"].fillna(np.inf) < at["random_mdad"].fillna(np.inf)
-    at["beats_random"] = np.where(clearly, "yes (CI)", np.where(better, "point estimate only", "no"))
+    at["beats_random"] = np.where(verdict == noise.BETTER, "yes (disjoint intervals)",
+                                  np.where(better, "within noise", "no"))
     at.loc[at["selector"] == "random", "beats_random"] = "-"
     at["smallest_size_reaching"] = at["selector"].map(reach).astype("float64")
     cols = ["selector", "size", "mdad", "ci_low", "ci_high", "random_mdad", "random_source",

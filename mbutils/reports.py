@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .bundle import find_bundle, validate_bundle
+from .claims import best_at_size
 from .errors import BookError, MbutilsError
 from .metrics import gap_bins, iter_groups, mdad_table, summary_table
 from .selectors.anchor import assign_to_medoids
@@ -226,7 +227,7 @@ def benchmark_facts(setting, res, mdad, summary) -> dict[str, str]:
     gaps = pair_gaps(setting.benchmark.accuracy)
     share = np.mean(gaps < m_random) if np.isfinite(m_random) else 1.0
     at_small = mdad[mdad["size"] == small].set_index("selector")["mdad"]
-    best = at_small.fillna(np.inf).idxmin()
+    verdict = best_at_size(mdad, small)
     return {
         "data": f"{setting.data.name} ({setting.data.kind})",
         "settings": setting.settings_text(),
@@ -238,8 +239,7 @@ def benchmark_facts(setting, res, mdad, summary) -> dict[str, str]:
         "mdad_random": fmt_points(m_random),
         "share_below": f"{share:.0%}",
         "small_k": str(small),
-        "best_small": label(best),
-        "best_small_mdad": fmt_points(at_small[best]),
+        "small_verdict": verdict.text,
         "random_small_mdad": fmt_points(at_small.get("random", np.nan)),
     }
 

@@ -57,8 +57,7 @@ class BenchmarkStudy:
                    caption=self.cfg.caption("Kendall tau-b and estimation error (points), mean over runs."))
         book.claim_note("Kendall τ, computed", claims.tau_from(self.summary), f"{self.prefix}_tau_from")
         book.claim_note("Noise yardstick, computed",
-                        claims.noise_yardstick(metrics.mdad_table(self.res, threshold=self.threshold, ci="runs"),
-                                               len(self.cfg.benchmark.subtask_names)),
+                        claims.noise_yardstick(self.mdad, len(self.cfg.benchmark.subtask_names)),
                         f"{self.prefix}_noise")
 
     def seen_vs_unseen(self) -> claims.Claim:
@@ -97,5 +96,6 @@ class BenchmarkStudy:
         facts = book.benchmark_facts(self.cfg, self.res, self.mdad, self.summary)
         for name, value in facts.items():
             book.glue(f"{self.prefix}_{name}", value)
+        book.glue_claim(f"{self.prefix}_small_verdict", claims.best_at_size(self.mdad, min(self.cfg.sizes)))
         display(HTML(book.facts_html(facts, self.cfg)))
         return facts

@@ -171,6 +171,24 @@ def test_glued_claims_say_what_their_inputs_say(executed):
     assert seen >= 10, f"only {seen} glued claims found"
 
 
+def test_no_glued_comparison_crowns_a_winner_inside_the_noise(executed):
+    """Every glued "most reliable" sentence, checked against the intervals in its own inputs by an
+    implementation of the noise rule independent of mbutils.noise (tests/test_noise.py)."""
+    import json
+
+    from test_noise import check_verdict
+
+    checked = 0
+    for (chapter, variant), result in executed.items():
+        if isinstance(result, Exception):
+            continue
+        for key, (text, payload) in _claims_of(result[1]).items():
+            data = json.loads(payload)
+            check_verdict(data["fn"], data["inputs"], text)
+            checked += data["fn"] == "best_at_size"
+    assert checked >= 4, f"only {checked} best-at-size claims glued"
+
+
 def test_benchmark_claims_follow_the_chapters_results(executed):
     """The claims of bench_gpqa, recomputed from the experiment itself (served by the cache the
     chapter filled), not from what the chapter glued."""
@@ -186,7 +204,8 @@ def test_benchmark_claims_follow_the_chapters_results(executed):
     seen, unseen = metrics.mdad_table(res), metrics.mdad_table(res, split="unseen")
     assert glued["gpqa_unseen_loss"] == claims.unseen_loss(seen, unseen).text
     assert glued["gpqa_tau_from"] == claims.tau_from(metrics.summary_table(res)).text
-    assert glued["gpqa_noise"] == claims.noise_yardstick(metrics.mdad_table(res, ci="runs"), 1).text
+    assert glued["gpqa_noise"] == claims.noise_yardstick(seen, 1).text
+    assert glued["gpqa_small_verdict"] == claims.best_at_size(seen, min(cfg.sizes)).text
 
 
 def test_a_claim_changes_its_words_when_its_numbers_change():
@@ -420,7 +439,9 @@ def test_every_claim_recomputes_from_its_own_payload():
     sweep = mdad.assign(n_sources=[10, 10, 50, 50])
     made = [claims.catch_up({"B": mdad}), claims.not_reached(mdad, 0.8), claims.tau_from(summary),
             claims.noise_yardstick(mdad, 1), claims.noise_yardstick(mdad, 3), claims.unseen_loss(mdad, mdad),
-            claims.sources_spread(sweep), claims.versus_random({"B": mdad}, "subtask_equal", {"B": 1.0})]
+            claims.sources_spread(sweep), claims.versus_random({"B": mdad}, "subtask_equal"),
+            claims.best_at_size(mdad, 10), claims.best_at_size(mdad, 25)]
     for claim in made:
         assert claims.recompute(claim.payload()).text == claim.text, claim.fn
     assert made[3].value == 2.5 and "differ by up to 2.5 points" in made[3].text
+    assert made[-2].text.startswith("no method is more reliable than every other beyond the noise at k = 10")

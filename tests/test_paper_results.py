@@ -150,22 +150,25 @@ CONSTRUCTED = table([
 ])
 
 
-def test_best_methods_list_ties_and_ignore_not_reached():
+def test_best_methods_name_a_method_only_beyond_the_noise():
+    # intervals extended up by 0.5: at k = 10 anchor [6, 10.5] and diversity [7, 9.5] overlap;
+    # at k = 25 anchor [5, 7.5] lies below diversity [8, 10.5] and random [10, 14.5]
     best = pr.best_methods(CONSTRUCTED, max_size=25)
     assert best["size"].tolist() == [10, 25]
-    assert best["best"].tolist() == ["anchor_points, diversity", "anchor_points"]
+    assert best["best"].tolist() == ["none beyond noise", "anchor_points"]
     assert best["mdad"].tolist() == [8.0, 6.0]
 
 
 def test_random_catch_up_needs_every_larger_size():
-    # k=100: best diversity 4.0 [3, 4.5]; random 5.0 > 4.5: no. k=250: best 3.0 (tie) -> within.
-    assert pr.random_within_ci_from(CONSTRUCTED) == 250
-    looser = CONSTRUCTED.copy()
-    looser.loc[(looser["selector"] == "diversity") & (looser["size"] == 100), "ci_high"] = 5.0
-    assert pr.random_within_ci_from(looser) == 100
-    # a dip back out of the CI at the largest size means "never"
+    # k = 100: random [4, 6.5] reaches down to anchor [4, 5.5] and diversity [3, 5]; k = 250: random
+    # [2.5, 4] against anchor [2, 4.5] (diversity not reached); k = 10, 25: random above anchor.
+    assert pr.random_within_ci_from(CONSTRUCTED) == 100
+    later = CONSTRUCTED.copy()
+    later.loc[(later["selector"] == "random") & (later["size"] == 100), ["mdad", "ci_low", "ci_high"]] = [6.5, 6.0, 7.0]
+    assert pr.random_within_ci_from(later) == 250
+    # a dip back above another method's interval at the largest size means "never"
     worse = CONSTRUCTED.copy()
-    worse.loc[(worse["selector"] == "random") & (worse["size"] == 250), "mdad"] = 4.5
+    worse.loc[(worse["selector"] == "random") & (worse["size"] == 250), ["mdad", "ci_low", "ci_high"]] = [6.0, 5.5, 6.5]
     assert pr.random_within_ci_from(worse) is None
 
 
@@ -174,10 +177,12 @@ def test_reaching_a_level_and_the_conclusion_table():
     assert reach["random"] == 250 and reach["diversity"] == 100 and reach["anchor_points"] == 250
     assert np.isnan(pr.reaching(CONSTRUCTED, 2.0).set_index("selector")["first_size"]).all()
     other = CONSTRUCTED.copy()
-    other.loc[other["selector"] == "anchor_points", "mdad"] += 10.0  # now diversity is best at 25
+    other.loc[other["selector"] == "anchor_points", ["mdad", "ci_low", "ci_high"]] += 10.0
     cmp = pr.compare_conclusions(other, CONSTRUCTED, level=4.0).set_index("question")
-    assert cmp.loc["best at k = 10", "paper"] == "anchor_points, diversity"
-    assert cmp.loc["best at k = 10", "ours"] == "diversity"
+    assert cmp.loc["best at k = 10", "paper"] == "none beyond noise"
+    assert cmp.loc["best at k = 10", "ours"] == "diversity"  # [7, 9.5] below random [15, 25.5], anchor [16, 20.5]
+    assert cmp.loc["best at k = 25", "paper"] == "anchor_points"
+    assert cmp.loc["best at k = 25", "ours"] == "none beyond noise"  # diversity [8, 10.5] meets random [10, 14.5]
     assert not cmp.loc["best at k = 25", "same answer"]
     assert cmp.loc["any method reaches MDAD <= 4 points at some k", "same answer"]
     assert cmp.loc["any method reaches MDAD <= 4 points at k <= 25", "ours"] == "no"
@@ -186,6 +191,7 @@ def test_reaching_a_level_and_the_conclusion_table():
 def test_conclusions_compare_only_common_cells():
     ours = CONSTRUCTED[CONSTRUCTED["size"] <= 100]   # we did not run k = 250
     cmp = pr.compare_conclusions(ours, CONSTRUCTED).set_index("question")
-    # on the paper's full table random catches up at 250; on the common sizes never
-    assert cmp.loc["random within the best method's CI from k =", "paper"] == "never"
-    assert cmp.loc["random within the best method's CI from k =", "same answer"]
+    key = "random not worse than any method (noise rule) from k ="
+    assert cmp.loc[key, "paper"] == "100" and cmp.loc[key, "same answer"]
+    smaller = CONSTRUCTED[CONSTRUCTED["size"] <= 25]
+    assert pr.compare_conclusions(smaller, CONSTRUCTED).set_index("question").loc[key, "paper"] == "never"

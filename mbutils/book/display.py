@@ -162,6 +162,8 @@ def settings_list(settings: dict, title: str) -> str:
     items = []
     for s in settings.values():
         flag = " <b>(synthetic stand-in: " + html.escape(s.data.reason) + ")</b>" if s.data.kind == "synthetic" else ""
+        thin = s.thin_pool()
+        flag += f" <b>(thin pool: {html.escape(thin)})</b>" if thin else ""
         items.append(f"<li>{html.escape(s.settings_text())}{flag}</li>")
     profile = next(iter(settings.values())).profile if settings else profile_name()
     body = (f"<ul>{''.join(items)}</ul>Profile '{profile}' ({html.escape(PROFILE_BLURB[profile])}); set "
@@ -180,5 +182,4 @@ def facts_html(facts: dict, setting) -> str:
             f"the targets with Kendall τ = {facts['tau_random']} and estimation error "
             f"{facts['error_random']}, yet its MDAD is {facts['mdad_random']}: "
             f"{facts['share_below']} of all model pairs of the bundle are closer than that. "
-            f"At k = {facts['small_k']} the most reliable method is {html.escape(facts['best_small'])} "
-            f"(MDAD {facts['best_small_mdad']}, random: {facts['random_small_mdad']}).</p>")
+            f"At the smallest size, {html.escape(facts['small_verdict'])}.</p>")

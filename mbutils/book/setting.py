@@ -20,6 +20,7 @@ from ..experiment import n_seen_items, run_experiment
 from ..profiles import (PAPER_SELECTORS, PROFILE_BLURB, PROFILE_ENV, PROFILES, default_jobs, profile_name,
                         target_cases, variant_benchmarks)
 from ..benchmark import Benchmark
+from ..noise import thin_pool
 from ..protocol import POOL_RULE, Protocol, draw_run, fit_to_pool, rng_for
 from ..selectors import make_selector
 from ..selectors.base import SourceData
@@ -114,6 +115,12 @@ class Setting:
         """A figure caption ending in the data, runs, sources, targets, seed and profile."""
         return f"{text.rstrip()} Data and settings: {self.settings_text(**kw)}."
 
+    def thin_pool(self) -> str:
+        """Why this page's pool is too thin for confident comparisons ("" when it is not)."""
+        p = self.protocol
+        n_targets = len(self.benchmark.target_sets.get(p.target_set, ())) if p.target_set else p.n_targets
+        return thin_pool(n_targets, p.n_runs)
+
     def pool_sentence(self) -> str:
         """What this page's pool is, computed from the data choice (for the prose under a title)."""
         b, d, p = self.benchmark, self.data, self.protocol
@@ -128,7 +135,8 @@ class Setting:
     def banner(self) -> str:
         """HTML note for the top of a chapter: which data, why, and which settings."""
         d = self.data
-        kind = "note" if d.kind != "synthetic" else "warning"
+        thin = self.thin_pool()
+        kind = "note" if d.kind != "synthetic" and not thin else "warning"
         lines = [f"<b>Data:</b> {html.escape(d.describe())}.",
                  f"<b>Why:</b> {html.escape(d.reason)}." if d.reason else "",
                  f"<b>Settings:</b> {html.escape(self.settings_text())}"
@@ -136,6 +144,8 @@ class Setting:
                     if self.overrides else "") + ".",
                  (f"<b>Pool:</b> {self.benchmark.n_models} models, fewer than the paper's 300 sources + 50 "
                   f"targets, so {html.escape(POOL_RULE)}." if self.pool_fitted else ""),
+                 (f"<b>Thin pool:</b> {html.escape(thin)}: comparisons on this page rest on few pairs, and "
+                  "most differences between methods will be within noise." if thin else ""),
                  (f"<b>Sizes dropped:</b> k = {', '.join(map(str, self.dropped_sizes))} exceed the "
                   f"{self.n_seen} seen items." if self.dropped_sizes else ""),
                  f"<b>Profile:</b> '{self.profile}' ({html.escape(PROFILE_BLURB[self.profile])}); "

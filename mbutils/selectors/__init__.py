@@ -41,6 +41,15 @@ def selector_names() -> list[str]:
     return list(_REGISTRY)
 
 
+def needs_sources(name: str) -> bool:
+    """Whether a selector learns from source models (False: usable without other models' results);
+    unknown names count as needing them."""
+    try:
+        return make_selector(name).uses_sources
+    except Exception:  # noqa: BLE001 -- an unknown name is not ours to vouch for
+        return True
+
+
 def make_selector(name: str) -> Selector:
     """A new selector with default parameters; unknown names list the known ones."""
     _load_families()
@@ -54,4 +63,4 @@ def make_selector(name: str) -> Selector:
 
 _load_families()
 
-__all__ = ["MicroBenchmark", "Selector", "SourceData", "make_selector", "register", "selector_names"]
+__all__ = ["MicroBenchmark", "Selector", "SourceData", "make_selector", "needs_sources", "register", "selector_names"]

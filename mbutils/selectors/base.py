@@ -86,6 +86,9 @@ class Selector:
     name: ClassVar[str] = ""
     #: True when the selector reads confidences (so the book can say it fell back to 0/1).
     uses_confidence: ClassVar[bool] = False
+    #: False for selectors that never look at the source models (random sampling and its
+    #: subtask-stratified forms): a practitioner can use them without any other model's results.
+    uses_sources: ClassVar[bool] = True
     #: True when a run costs milliseconds (no model fitting): an experiment of light
     #: selectors only runs in-process, since starting workers would cost more than the work.
     light: ClassVar[bool] = False

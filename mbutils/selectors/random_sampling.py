@@ -15,6 +15,7 @@ class RandomSelector(Selector):
     """k distinct seen items uniformly at random; estimate = mean correctness."""
 
     name = "random"
+    uses_sources = False
     light = True
 
     def select(self, prepared: SourceData, k: int, rng: np.random.Generator) -> MicroBenchmark:
@@ -44,6 +45,7 @@ class SubtaskEqualSelector(Selector):
     """
 
     name = "subtask_equal"
+    uses_sources = False
     light = True
 
     def __init__(self, weighted: bool = False):
@@ -90,6 +92,7 @@ class SubtaskProportionalSelector(Selector):
     """
 
     name = "subtask_proportional"
+    uses_sources = False
     light = True
 
     def __init__(self, weighted: bool = False):
