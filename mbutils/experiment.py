@@ -58,6 +58,15 @@ def cache_path(benchmark: Benchmark, protocol: Protocol, sizes: list[int], name:
     return entry_path("results", benchmark.name, name, key, suffix=".parquet")
 
 
+def single_threaded():
+    """BLAS limited to one thread, as every experiment runs: a selection recomputed outside the
+    experiment (a chapter's picture or exercise) must run so too, or a large product summed in
+    another order can tip a k-medoids tie and pick other items (0.2 points apart on MMLU-Pro)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
+
+
 def _run_chunk(runs: list[Run], correct: np.ndarray, confidence: np.ndarray | None, subtasks: np.ndarray,
                selectors: list[str], sizes: list[int], seed: int) -> list[dict]:
     """Estimates of every (selector, size) for each run of a chunk (whole-bundle arrays).
@@ -69,9 +78,7 @@ def _run_chunk(runs: list[Run], correct: np.ndarray, confidence: np.ndarray | No
     (on two busy cores a one-process GPQA experiment took 94 s with two BLAS threads
     against 16 s with one), and results then cannot depend on the thread count.
     """
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
+    with single_threaded():
         out = []
         for run in runs:
             rows = np.concatenate([run.sources, run.targets])

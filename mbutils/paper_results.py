@@ -341,6 +341,7 @@ def pick_profile(benchmark, protocol, selectors, k: int, runs: int = 5, low: flo
     item separates strong from weak targets) and the share below ``low``; and per subtask
     the share of the seen half and of each selector's picks. Same generators as the experiment.
     """
+    from .experiment import single_threaded
     from .protocol import draw_run, rng_for
     from .selectors import make_selector
     from .selectors.base import SourceData
@@ -361,8 +362,9 @@ def pick_profile(benchmark, protocol, selectors, k: int, runs: int = 5, low: flo
         for name in selectors:
             selector = make_selector(name)
             stream = selector.shared_key() or name
-            prepared = selector.prepare(source, rng_for(protocol.seed, run, "prepare", stream))
-            items = selector.select(prepared, k, rng_for(protocol.seed, run, "select", stream, k)).items
+            with single_threaded():  # the experiment's own picks, summed as it sums them
+                prepared = selector.prepare(source, rng_for(protocol.seed, run, "prepare", stream))
+                items = selector.select(prepared, k, rng_for(protocol.seed, run, "select", stream, k)).items
             mixes[name].append(np.bincount(source.subtasks[items], minlength=len(names)) / len(items))
             rows.append({"selector": name, "run": run, "source accuracy": easiness[items].mean(),
                          "discrimination": disc[items].mean(), f"share below {low:g}": np.mean(disc[items] < low)})

@@ -199,21 +199,45 @@ def closer_than_mdad(data_name: str, set_name: str, accuracy, mdad) -> "pd.DataF
     return pd.DataFrame(rows)
 
 
-def items_needed(mdads: dict, gaps: Sequence[int]) -> "pd.DataFrame":  # noqa: F821
-    """Smallest size whose MDAD is at most each gap, per benchmark and selector ('> K' if none)."""
+def items_needed(mdads: dict, gaps: Sequence[float]) -> "pd.DataFrame":  # noqa: F821
+    """Per benchmark and selector, the smallest size from which pairs ``gap`` points apart are
+    ordered at the threshold *even at the upper end of the MDAD's 95% interval*, at that size and
+    every larger size run; ``> K`` when no size does.
 
+    Read the tables with monotone MDADs (``metrics.mdad_table(method="monotone")``), so that an
+    MDAD at most the gap means every larger gap reaches the threshold too. A cell never states
+    fewer items than the interval supports: an open or missing upper end supports nothing.
+    The numbers behind each cell are in ``attrs["cells"]`` (benchmark, selector, gap, size,
+    mdad, ci_low, ci_high at that size) for checking.
+    """
+    from .selectors import needs_sources
 
-    rows = []
+    rows, cells = [], []
     for name, table in mdads.items():
         for selector, part in table.groupby("selector", sort=False):
             part = part.sort_values("size")
-            row = {"benchmark": name, "selector": label(selector)}
+            hi = part["ci_high"].to_numpy(float) if "ci_high" in part else np.full(len(part), np.nan)
+            hi = np.where(np.isfinite(part["mdad"].to_numpy(float)), hi, np.nan)
+            row = {"benchmark": name, "selector": label(selector),
+                   "needs source models": "yes" if needs_sources(selector) else "no"}
             for gap in gaps:
-                ok = part[np.isfinite(part["mdad"]) & (part["mdad"] <= gap)]
-                row[f"{gap} pt" + ("s" if gap != 1 else "")] = (str(int(ok["size"].iloc[0])) if len(ok)
-                                                                else f"> {int(part['size'].max())}")
+                ok = np.isfinite(hi) & (hi <= gap)
+                tail = np.flip(np.logical_and.accumulate(np.flip(ok)))  # ok here and at every larger size
+                key = f"{gap:g} pt" + ("s" if gap != 1 else "")
+                if tail.any():
+                    at = part.iloc[int(np.argmax(tail))]
+                    row[key] = f"{int(at['size'])} (MDAD {at['mdad']:g} [{max(at['ci_low'], 0):g}, {at['ci_high']:g}])"
+                    cells.append({"benchmark": name, "selector": selector, "gap": float(gap), "size": int(at["size"]),
+                                  "mdad": float(at["mdad"]), "ci_low": float(at["ci_low"]),
+                                  "ci_high": float(at["ci_high"])})
+                else:
+                    row[key] = f"> {int(part['size'].max())}"
+                    cells.append({"benchmark": name, "selector": selector, "gap": float(gap), "size": None,
+                                  "mdad": np.nan, "ci_low": np.nan, "ci_high": np.nan})
             rows.append(row)
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs["cells"] = cells
+    return out
 
 
 def benchmark_facts(setting, res, mdad, summary) -> dict[str, str]:

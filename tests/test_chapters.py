@@ -189,6 +189,28 @@ def test_no_glued_comparison_crowns_a_winner_inside_the_noise(executed):
     assert checked >= 4, f"only {checked} best-at-size claims glued"
 
 
+def test_no_guidance_cell_states_fewer_items_than_its_interval_supports(executed):
+    """Every cell of the guidance table, against the monotone MDAD tables it was read from: the
+    stated size and every larger one have a reached MDAD whose interval ends at most at the gap,
+    and one size fewer (the next smaller size run) does not."""
+    import ast
+    import json
+
+    checked = 0
+    for variant in VARIANTS:
+        _, nb = _result(executed, "guidance", variant)
+        glued = {k: ast.literal_eval(v) for k, v in _glued(nb).items()}
+        cells, tables = json.loads(glued["guidance_cells"]), json.loads(glued["guidance_tables"])
+        for cell in cells:
+            rows = sorted((r for r in tables[cell["benchmark"]] if r["selector"] == cell["selector"]),
+                          key=lambda r: r["size"])
+            good = [r["mdad"] is not None and r["ci_high"] is not None and r["ci_high"] <= cell["gap"] for r in rows]
+            supported = [r["size"] for i, r in enumerate(rows) if all(good[i:])]
+            assert cell["size"] == (supported[0] if supported else None), cell
+            checked += 1
+    assert checked >= 10
+
+
 def test_benchmark_claims_follow_the_chapters_results(executed):
     """The claims of bench_gpqa, recomputed from the experiment itself (served by the cache the
     chapter filled), not from what the chapter glued."""

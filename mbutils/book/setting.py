@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..datasets import BENCHMARK_TITLES, BENCHMARKS, DataChoice, benchmark_key, real_or_stand_in, resolve_data
 from ..errors import BookError
-from ..experiment import n_seen_items, run_experiment
+from ..experiment import n_seen_items, run_experiment, single_threaded
 from ..profiles import (PAPER_SELECTORS, PROFILE_BLURB, PROFILE_ENV, PROFILES, default_jobs, profile_name,
                         target_cases, variant_benchmarks)
 from ..benchmark import Benchmark
@@ -311,8 +311,9 @@ def pick(selector_name: str, source, k: int, seed: int = 0, run: int = 0):
 
     selector = make_selector(selector_name)
     stream = selector.shared_key() or selector_name  # as the experiment: siblings share their draws
-    prepared = selector.prepare(source, rng_for(seed, run, "prepare", stream))
-    return selector, prepared, selector.select(prepared, k, rng_for(seed, run, "select", stream, k))
+    with single_threaded():  # as the experiment: the same sums, so the same items
+        prepared = selector.prepare(source, rng_for(seed, run, "prepare", stream))
+        return selector, prepared, selector.select(prepared, k, rng_for(seed, run, "select", stream, k))
 
 
 def target_case_list(cases, data, missing: str = "error") -> tuple[list[tuple[str, str]], list[str]]:
