@@ -293,3 +293,24 @@ def test_real_gpqa_zero_one_with_300_sources():
         for k in (10, 25, 50, 100, 200):
             micro = selector.select(state, k, rng)
             assert len(np.unique(micro.items)) == k and micro.items.max() < 224
+
+
+def test_the_item_map_is_the_selectors_own_view_and_its_outside_set_is_the_trimmed_set():
+    """The sel_diversity picture: drawn from the prepared state (one PCA), so the items marked
+    outside the box are exactly those the selector trimmed, and the DPP never draws one."""
+    from mbutils import book
+    from mbutils.selectors import make_selector
+
+    setting = book.configure("synthetic-gpqa", runs=1, sizes="25", profile="quick")
+    source, _, _, _ = book.run_view(setting)
+    selector, state, micro = book.pick("diversity", source, 25, seed=0)
+    coords = book.diversity_map(state)
+    trimmed = np.setdiff1d(np.arange(source.n_items), state.candidates)
+    np.testing.assert_array_equal(np.flatnonzero(coords["outside_box"]), trimmed)
+    assert 0 < len(trimmed) < source.n_items
+    np.testing.assert_array_equal(coords[["box1", "box2"]].to_numpy()[state.candidates], state.features[:, :2])
+    assert coords[["box1", "box2"]].abs().to_numpy().max() <= state.scale + 1e-12  # outside items on the edge
+    if selector.dpp_size(state, 25) == 25:
+        assert not coords["outside_box"].to_numpy()[micro.items].any()
+    again = make_selector("diversity").prepare(source, np.random.default_rng(1))  # prepare ignores its rng
+    np.testing.assert_array_equal(again.candidates, state.candidates)

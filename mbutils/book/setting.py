@@ -306,6 +306,21 @@ def item_map(source) -> "pd.DataFrame":  # noqa: F821
                          "subtask": source.subtasks})
 
 
+def diversity_map(state) -> "pd.DataFrame":  # noqa: F821
+    """The seen items as the Diversity selector saw them (its own PCA, box and rescaling, from
+    the prepared ``state``): its first two features, items it trimmed clipped onto the box's
+    edge and marked ``outside_box``. One PCA, so the picture and the selector agree."""
+    from ..selectors.diversity import box_coordinates
+
+    if state.scores is None:
+        raise BookError("this Diversity state keeps no scores; prepare it with the current selector")
+    coords = box_coordinates(state.scores, state.candidates, state.scale)
+    coords = np.column_stack([coords, np.zeros((len(coords), max(0, 2 - coords.shape[1])))])
+    outside = np.ones(len(coords), dtype=bool)
+    outside[state.candidates] = False
+    return pd.DataFrame({"box1": coords[:, 0], "box2": coords[:, 1], "outside_box": outside})
+
+
 def pick(selector_name: str, source, k: int, seed: int = 0, run: int = 0):
     """The micro-benchmark a selector builds from ``source`` with the experiment's seeding."""
 

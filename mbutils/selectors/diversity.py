@@ -113,12 +113,21 @@ def trim_and_rescale(scores: np.ndarray, trim: float, scale: float) -> tuple[np.
         return np.arange(len(scores)), scores
     low, high = np.quantile(scores, [trim, 1.0 - trim], axis=0)
     keep = np.flatnonzero(np.all((scores >= low) & (scores <= high), axis=1))
+    return keep, box_coordinates(scores, keep, scale)[keep]
+
+
+def box_coordinates(scores: np.ndarray, keep: np.ndarray, scale: float) -> np.ndarray:
+    """Every item in the rescaled coordinates of the candidates' box, an item outside it clipped
+    onto its edge (the candidates' own rows are exactly their features): the DPP's view of the
+    seen items, for pictures that must show what the selector saw."""
+    if scores.shape[1] == 0:
+        return scores
     kept = scores[keep]
     lo, hi = kept.min(axis=0), kept.max(axis=0)
     spread = scores.max(axis=0) - scores.min(axis=0)
     varies = (hi - lo) > 1e-9 * spread
-    kept, lo, hi = kept[:, varies], lo[varies], hi[varies]
-    return keep, scale * (2.0 * (kept - lo) / (hi - lo) - 1.0)
+    clipped = np.clip(scores[:, varies], lo[varies], hi[varies])
+    return scale * (2.0 * (clipped - lo[varies]) / (hi[varies] - lo[varies]) - 1.0)
 
 
 # --------------------------------------------------------------------------- polynomial basis
@@ -225,11 +234,14 @@ class DiversityState:
     every size gets the same numbers whatever order sizes are asked for in.
     """
 
-    def __init__(self, candidates, features, n_seen: int, order: str):
+    def __init__(self, candidates, features, n_seen: int, order: str, scores=None, scale: float = 0.99):
         self.candidates = np.asarray(candidates, dtype=np.int64)
         self.features = np.asarray(features, dtype=np.float64)
         self.n_seen = int(n_seen)
         self.order = order
+        #: the principal-component scores of every seen item, before trimming (for pictures)
+        self.scores = None if scores is None else np.asarray(scores, dtype=np.float64)
+        self.scale = float(scale)
         self._Q = np.zeros((len(self.candidates), 0))
         self._independence = np.zeros(0)
 
@@ -289,7 +301,7 @@ class Diversity(Selector):
             raise SelectorError(f"{self.name}: source confidences contain missing or infinite values")
         scores = pca_scores(proxy.T, self.n_components)
         candidates, features = trim_and_rescale(scores, self.trim, self.scale)
-        return DiversityState(candidates, features, proxy.shape[1], self.order)
+        return DiversityState(candidates, features, proxy.shape[1], self.order, scores=scores, scale=self.scale)
 
     def shared_key(self) -> str:
         return f"diversity|{self.n_components}|{self.trim}|{self.scale}|{self.order}"
