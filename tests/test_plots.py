@@ -9,7 +9,8 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
 from helpers import random_benchmark
-from mbutils import metrics, plots
+from mbutils import metrics, plots, styles
+from mbutils.book import display
 from mbutils.experiment import run_experiment
 from mbutils.protocol import Protocol
 from mbutils.selectors import selector_names
@@ -123,8 +124,8 @@ def test_target_set_figure_reports_share_of_pairs_closer_than_mdad():
     mdad = pd.DataFrame({"selector": "random", "size": [10, 25], "mdad": [10.0, 4.5],
                          "ci_low": [8.0, 3.0], "ci_high": [12.0, 6.0]})
     fig = plots.target_set_figure(accuracy, mdad, name="set", mark_sizes=[10, 25, 25])
-    texts = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
-    assert texts == ["MDAD, k = 10: 50% of pairs closer", "MDAD, k = 25: 33% of pairs closer"]
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]  # one legend area, below the panels
+    assert texts == ["Random", "Random MDAD, k = 10: 50% of pairs closer", "Random MDAD, k = 25: 33% of pairs closer"]
     counts = sum(p.get_height() for p in fig.axes[0].patches)
     assert counts == 4
 
@@ -151,8 +152,8 @@ def test_selection_pictures_draw_the_chosen_items():
     profile = _lines_with_color(fig.axes[0], plots.style("random").color)[0]
     assert np.isclose(profile.get_ydata().sum(), 1.0)
     fig = plots.allocation_bars(["a", "b"], [30, 10], {"random": np.array([0, 0, 1, 1])})
-    heights = [p.get_height() for p in fig.axes[0].patches]
-    assert heights == [0.75, 0.25, 0.5, 0.5]
+    shares = [p.get_width() for p in fig.axes[0].patches]  # subtasks are rows: shares are bar lengths
+    assert shares == [0.75, 0.25, 0.5, 0.5]
     fig = plots.strata_picture(rng.random(50), np.arange(50) % 4, chosen, 3)
     assert "4 strata" in fig.axes[0].get_title()
     corr = np.corrcoef(rng.random((20, 6)), rowvar=False)
@@ -186,3 +187,70 @@ def test_unknown_sizes_or_selectors_are_refused(tables):
         plots.agreement_curves(tables["curve"], sizes=[7])
     with pytest.raises(ValueError, match="selectors nope"):
         plots.agreement_curves(tables["curve"], selectors=["nope"])
+
+
+# ------------------------------------------------------------------ one display-name map
+def test_column_target_set_and_boolean_names():
+    assert styles.column_label("run_ci_low") == "run CI low"
+    assert styles.column_label("tau_sd") == "τ s.d."
+    assert styles.column_label("n_pairs") == "pairs"
+    assert styles.column_label("tau_sd_unseen") == "τ s.d. unseen"
+    assert styles.column_label("mdad") == "MDAD"
+    assert styles.column_label("MDAD at 0.8") == "MDAD at 0.8"  # written for readers: kept
+    assert styles.column_label(25) == 25
+    assert styles.target_set_label("7b_instruct") == "7B instruct"
+    assert styles.target_set_label("70b_base") == "70B base"
+    assert (styles.yes_no(True), styles.yes_no(np.False_)) == ("yes", "no")
+    assert styles.display_name("selector", "random") == "Random"
+    assert styles.display_name("target_set", "70b_instruct") == "70B instruct"
+    with pytest.raises(ValueError, match="kind"):
+        styles.display_name("colour", "x")
+
+
+def test_count_noun_is_plural_aware():
+    assert styles.count_noun(1, "run") == "1 run"
+    assert styles.count_noun(3, "run") == "3 runs"
+    assert styles.count_noun(0, "pair") == "0 pairs"
+    assert styles.count_noun(1000, "item") == "1,000 items"
+    assert styles.count_noun(np.int64(1), "model") == "1 model"
+    assert styles.count_noun(2, "child", "children") == "2 children"
+    assert styles.count_noun(1, "child", "children") == "1 child"
+
+
+def test_pretty_names_headers_and_booleans():
+    table = pd.DataFrame({"selector": ["random", "anchor_points"], "size": [10, 10], "mdad": [np.nan, 2.5],
+                          "run_ci_low": [np.nan, 1.0], "tau_sd": [0.1234, 0.2], "n_pairs": [10, 12],
+                          "reached": [False, True], "target set": ["7b_instruct", "70b_base"]})
+    shown = display.pretty(table)
+    assert list(shown.columns) == ["selector", "k", "MDAD", "run CI low", "τ s.d.", "pairs", "reached", "target set"]
+    assert shown["selector"].tolist() == ["Random", "Anchor Points"]
+    assert shown["MDAD"].tolist() == ["not reached", "2.5"]
+    assert shown["run CI low"].tolist() == ["not reached", "1"]
+    assert shown["τ s.d."].tolist() == [0.12, 0.2]
+    assert shown["reached"].tolist() == ["no", "yes"]
+    assert shown["target set"].tolist() == ["7B instruct", "70B base"]
+
+
+def test_pretty_formats_mdads_only_where_known_or_told():
+    table = pd.DataFrame({"benchmark": ["a", "b"], "method": [np.nan, 3.0], "random": [4.0, np.nan]})
+    plain = display.pretty(table)  # 'method' and 'random' are just names: no MDAD formatting guessed
+    assert plain["method"].isna().tolist() == [True, False] and plain["random"].tolist()[0] == 4.0
+    told = display.pretty(table, mdad_columns=["method", "random"])
+    assert told["method"].tolist() == ["not reached", "3"] and told["random"].tolist() == ["4", "not reached"]
+    table.attrs["mdad_columns"] = ["method"]
+    assert display.pretty(table)["method"].tolist() == ["not reached", "3"]
+
+
+def test_negative_lower_ci_bounds_show_as_zero_with_a_note(monkeypatch):
+    table = pd.DataFrame({"selector": ["random"] * 2, "mdad": [1.5, 3.0], "ci_low": [-4.5, 1.0],
+                          "ci_high": [7.5, 5.0]})
+    shown = display.pretty(table)
+    assert shown["CI low"].tolist() == ["0" + display.CI_FLOOR_MARK, "1"]
+    assert shown["CI high"].tolist() == ["7.5", "5"]
+    assert shown.attrs["footnotes"] == [display.CI_FLOOR_NOTE]
+    assert "footnotes" not in display.pretty(table.assign(ci_low=[0.5, 1.0])).attrs
+    assert display.mdad_cell(-0.001, 2) == "0" and display.mdad_cell(-1.0, lower_bound=True) == "0*"
+    html_out = []
+    monkeypatch.setattr(display, "display", html_out.append)
+    display.table(table, caption="MDAD.")
+    assert "0*" in html_out[0].data and "shown as 0" in html_out[0].data

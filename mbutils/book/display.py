@@ -8,11 +8,12 @@ import warnings
 from io import BytesIO
 
 import numpy as np
+import pandas as pd
 from IPython.display import HTML, display
 
 from ..profiles import PROFILE_BLURB, PROFILE_ENV, profile_name
 from ..reports import fmt_points  # noqa: F401  (chapters call book.fmt_points)
-from ..styles import label
+from ..styles import column_label, label, target_set_label, yes_no
 from ..tables import MDAD_VALUE_COLUMNS, NOT_REACHED, render
 
 
@@ -45,37 +46,77 @@ def figure_png(fig, dpi: float = 110) -> bytes:
 
 
 def _readable(fig, dpi: float) -> None:
-    """Scale every text of ``fig`` up so that none is displayed smaller than MIN_TEXT_PX."""
+    """Scale every text of ``fig`` up so that none is displayed smaller than MIN_TEXT_PX.
+
+    Figures of :mod:`mbutils.plots` lay themselves out again at every draw (constrained
+    layout) and re-flow their legend; other figures get a tight layout after scaling.
+    """
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
     from matplotlib.text import Text
 
-    texts = [t for t in fig.findobj(Text) if t.get_text().strip()]
-    if not texts:
+    from ..plots import STAND_IN_TEXT, scale_text
+
+    stamps = [t for t in fig.findobj(Text) if t.get_text() == STAND_IN_TEXT]
+    texts = [t for t in fig.findobj(Text) if t.get_text().strip() and t.get_text() != STAND_IN_TEXT]
+    smallest_px = min((t.get_fontsize() for t in texts), default=np.inf) * dpi / 72
+    factor = MIN_TEXT_PX / smallest_px if smallest_px < MIN_TEXT_PX else 1.0
+    for stamp in stamps:  # the stamp is kept small, but readable, and never drives the scaling
+        stamp.set_fontsize(max(stamp.get_fontsize(), MIN_TEXT_PX * 72 / dpi / factor))
+    if factor == 1.0:
         return
-    smallest_px = min(t.get_fontsize() for t in texts) * dpi / 72
-    if smallest_px < MIN_TEXT_PX:
-        factor = MIN_TEXT_PX / smallest_px
-        for t in texts:
-            t.set_fontsize(t.get_fontsize() * factor)
+    scale_text(fig, factor)
+    if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
         left, bottom, right, top = getattr(fig, "mbutils_layout_rect", (0, 0, 1, 1))
         with warnings.catch_warnings():  # a crowded grid keeps its layout; the tight bbox still fits it all
             warnings.filterwarnings("ignore", message="Tight layout not applied", category=UserWarning)
             fig.tight_layout(rect=(left, min(bottom * factor, 0.4), right, top))  # room for the larger legend
 
 
-def render_figure(fig, caption: str, *, alt: str | None = None) -> str:
+def _stand_in_axes(fig, stand_in):
+    """The panels to stamp: None for none, True for all, else the given axes of ``fig``."""
+    from matplotlib.axes import Axes
+
+    if isinstance(stand_in, (bool, np.bool_)):
+        return True if stand_in else None
+    if isinstance(stand_in, Axes):
+        return [stand_in]
+    if isinstance(stand_in, str) or not hasattr(stand_in, "__iter__"):
+        raise TypeError("stand_in is True, False or a sequence of the figure's Axes, "
+                        f"got {type(stand_in).__name__}")
+    axes = list(np.asarray(stand_in, dtype=object).ravel())
+    if not all(isinstance(ax, Axes) for ax in axes):
+        raise TypeError("stand_in is True, False or a sequence of the figure's Axes")
+    return axes or None
+
+
+def prepare_figure(fig, stand_in=False) -> float:
+    """Ready ``fig`` for the page: stamp its stand-in panels, scale its text; returns the dpi.
+
+    ``stand_in`` is an explicit flag (never guessed from a caption): False, True (the
+    whole figure is drawn from stand-ins) or the Axes of the panels that are.
+    """
+    from ..plots import mark_stand_in
+
+    panels = _stand_in_axes(fig, stand_in)
+    if panels is not None:
+        mark_stand_in(fig, panels)
+    dpi = min(max(COLUMN_PX / fig.get_figwidth(), _DPI_RANGE[0]), _DPI_RANGE[1])
+    _readable(fig, dpi)
+    return dpi
+
+
+def render_figure(fig, caption: str, *, alt: str | None = None, stand_in=False) -> str:
     """The HTML of a numbered figure: an embedded PNG sized for the column, its alt text and caption.
 
     The PNG's natural width is about :data:`COLUMN_PX`, so it is not shrunk on screen; text
-    is scaled so that none is displayed below :data:`MIN_TEXT_PX`; a figure whose caption
-    names a synthetic stand-in says so in its title.
+    is scaled so that none is displayed below :data:`MIN_TEXT_PX`. Panels drawn from
+    synthetic stand-ins carry a small "stand-in data" stamp when ``stand_in`` says so
+    (True: all panels; or a sequence of Axes); the caption is left as written.
     """
     global _figures_shown
+    dpi = prepare_figure(fig, stand_in)
     _figures_shown += 1
     number = _figures_shown
-    if "synthetic" in caption.lower() and fig._suptitle is None:
-        fig.suptitle("Synthetic (simulated) data", fontsize=10, color="#a33")
-    dpi = min(max(COLUMN_PX / fig.get_figwidth(), _DPI_RANGE[0]), _DPI_RANGE[1])
-    _readable(fig, dpi)
     png = figure_png(fig, dpi)
     width = int.from_bytes(png[16:20], "big")  # the PNG header's width field
     alt = alt or caption.split(". ")[0].rstrip(".")
@@ -87,35 +128,91 @@ def render_figure(fig, caption: str, *, alt: str | None = None) -> str:
             "</figure>")
 
 
-def show(fig, caption: str, *, alt: str | None = None) -> None:
-    """Display a numbered figure with its caption (in the book and in papermill runs alike)."""
-    display(HTML(render_figure(fig, caption, alt=alt)))
+def show(fig, caption: str, *, alt: str | None = None, stand_in=False) -> None:
+    """Display a numbered figure with its caption (in the book and in papermill runs alike).
+
+    ``stand_in``: False (real data), True (every panel drawn from a synthetic stand-in) or
+    the Axes of the panels that are; those panels get a "stand-in data" stamp.
+    """
+    display(HTML(render_figure(fig, caption, alt=alt, stand_in=stand_in)))
 
 
-def pretty(table, digits: int = 2):
-    """A copy for display: selector display names, MDAD NaN spelled 'not reached', rounded."""
+#: Columns that hold MDAD values (points; NaN = not reached), by their name in the tables
+#: of :mod:`mbutils.metrics` and :mod:`mbutils.reports` and by their display header. Other
+#: columns are MDADs only when a caller says so (``mdad_columns=``) or the table does
+#: (``table.attrs["mdad_columns"]``).
+MDAD_COLUMNS = (*MDAD_VALUE_COLUMNS, "run_ci_low", "run_ci_high")
+_KNOWN_MDAD = frozenset(MDAD_COLUMNS) | {column_label(c) for c in MDAD_COLUMNS}
+#: Lower CI bounds of an MDAD: the paper's symmetric interval can reach below 0 points.
+CI_LOW_COLUMNS = frozenset({"ci_low", "run_ci_low"}) | {column_label(c) for c in ("ci_low", "run_ci_low")}
+#: Marks a lower bound shown as 0 although the symmetric CI reaches below it.
+CI_FLOOR_MARK = "*"
+CI_FLOOR_NOTE = (f"{CI_FLOOR_MARK} lower bound of the symmetric 95% CI below 0 points, shown as 0 "
+                 "(an MDAD is never negative).")
 
 
+def mdad_cell(value, digits: int = 2, *, lower_bound: bool = False) -> str:
+    """An MDAD value as tables show it: 'not reached' for NaN, a lower CI bound below 0
+    floored at 0 with :data:`CI_FLOOR_MARK` (explained by :data:`CI_FLOOR_NOTE`)."""
+    if not np.isfinite(value):
+        return NOT_REACHED
+    value = round(float(value), digits) + 0.0  # + 0.0: no '-0'
+    if lower_bound and value < 0:
+        return f"0{CI_FLOOR_MARK}"
+    return f"{value:g}"
+
+
+def _is_boolean(column) -> bool:
+    if column.dtype == bool:
+        return True
+    values = column.dropna()
+    return column.dtype == object and len(values) > 0 and all(isinstance(v, (bool, np.bool_)) for v in values)
+
+
+def pretty(table, digits: int = 2, *, mdad_columns=()):
+    """A copy for display: display names of selectors, target sets and column headers
+    (:func:`mbutils.styles.column_label`), booleans as yes/no, numbers rounded.
+
+    MDAD columns (the known ones, :data:`MDAD_COLUMNS`, plus ``mdad_columns`` and the
+    table's ``attrs["mdad_columns"]``) read 'not reached' for NaN; their negative lower CI
+    bounds show as '0*', and the returned table's ``attrs["footnotes"]`` then holds
+    :data:`CI_FLOOR_NOTE` (:func:`table` prints it under the table).
+    """
     out = table.copy()
-    if "selector" in out:
-        out["selector"] = out["selector"].map(label)
+    mdad = _KNOWN_MDAD | set(mdad_columns) | set(table.attrs.get("mdad_columns", ()))
+    floored = False
     for col in out.columns:
-        if out[col].dtype.kind == "f":
-            values = out[col].round(digits)
-            if col in MDAD_VALUE_COLUMNS or str(col).lower().startswith(("mdad", "run_ci")) or col in (
-                    "method", "random"):
-                out[col] = [NOT_REACHED if not np.isfinite(v) else f"{v:g}" for v in values]
-            else:
-                out[col] = values
+        if col == "selector":
+            out[col] = out[col].map(label)
+        elif col in ("target set", "target_set"):
+            out[col] = out[col].map(target_set_label)
+        elif _is_boolean(out[col]):
+            out[col] = out[col].map(lambda v: v if v is None or v != v else yes_no(v))
+        elif out[col].dtype.kind == "f" and col in mdad:
+            low = col in CI_LOW_COLUMNS
+            out[col] = [mdad_cell(v, digits, lower_bound=low) for v in out[col]]
+            floored |= low and any(c.endswith(CI_FLOOR_MARK) for c in out[col])
+        elif out[col].dtype.kind == "f":
+            out[col] = out[col].round(digits)
+    if not isinstance(out.columns, pd.MultiIndex):
+        headers = [column_label(c) for c in out.columns]
+        if len(set(headers)) == len(headers):  # never merge two columns under one header
+            out.columns = headers
+    out.attrs = {"footnotes": [CI_FLOOR_NOTE]} if floored else {}
     return out
 
 
-def table(df, digits: int = 2, caption: str | None = None) -> None:
-    """Display a table as HTML without the index (readable in the book and nbconvert)."""
+def table(df, digits: int = 2, caption: str | None = None, *, mdad_columns=()) -> None:
+    """Display a table as HTML without the index (readable in the book and nbconvert).
 
-    body = pretty(df, digits).to_html(index=False, border=0, classes="table mbutils-table",
-                                      na_rep="", escape=True)
-    cap = f'<p class="mbutils-caption"><b>Table.</b> {html.escape(caption)}</p>' if caption else ""
+    ``mdad_columns`` names further columns that hold MDADs (see :func:`pretty`).
+    """
+    shown = pretty(df, digits, mdad_columns=mdad_columns)
+    body = shown.to_html(index=False, border=0, classes="table mbutils-table", na_rep="", escape=True)
+    notes = " ".join(shown.attrs.get("footnotes", ()))
+    text = " ".join(part for part in ((f"<b>Table.</b> {html.escape(caption)}" if caption else ""),
+                                      html.escape(notes)) if part)
+    cap = f'<p class="mbutils-caption">{text}</p>' if text else ""
     display(HTML(f'<div class="mbutils-table-wrap">{body}</div>{cap}'))
 
 

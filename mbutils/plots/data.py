@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .base import THRESHOLD_COLOR, _figure
+from .base import THRESHOLD_COLOR, _figure, fit_text
 
 
 def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30):
@@ -21,7 +21,7 @@ def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30):
         ax.set_title(f"{name} ({len(values)} models)", fontsize=10)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel("models")
-    fig.tight_layout()
+    fit_text(fig)
     return fig
 
 
@@ -40,7 +40,7 @@ def pairwise_histograms(accuracies: Mapping[str, np.ndarray], max_gap: float = 3
         ax.set_title(f"{name}: {share:.0%} of pairs < 2 points", fontsize=10)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel("model pairs")
-    fig.tight_layout()
+    fit_text(fig)
     return fig
 
 
@@ -58,22 +58,30 @@ def quantile_comparison(quantiles: Mapping[str, pd.DataFrame], points: Sequence[
         ax.set_ylabel("synthetic (points)")
         ax.set_title(stat.replace("_", " ") + " quantiles", fontsize=10)
         ax.grid(alpha=0.3)
-    fig.tight_layout()
+    fit_text(fig)
     return fig
 
 
 def subtask_bars(names: Sequence[str], counts: Sequence[int], accuracy: Sequence[float], title: str = ""):
-    """Items per subtask (bars) and mean model accuracy per subtask (points, dots)."""
-    fig, axes = _figure(1, 1, width=max(5.0, 0.28 * len(names) + 2), height=3.6)
-    ax = axes[0, 0]
-    x = np.arange(len(names))
-    ax.bar(x, counts, color="#cccccc")
-    ax.set_ylabel("items")
-    ax.set_xticks(x)
-    ax.set_xticklabels(names, rotation=75, ha="right", fontsize=7)
-    twin = ax.twinx()
-    twin.plot(x, 100 * np.asarray(accuracy, float), "o", color="#0173b2")
-    twin.set_ylabel("mean model accuracy (points)", color="#0173b2")
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
+    """Items per subtask (bars, left) and mean model accuracy per subtask (dots, right).
+
+    Subtasks are rows, so their names are written horizontally and never run into each
+    other however many subtasks a benchmark has; the figure grows in height instead.
+    """
+    n = len(names)
+    fig, axes = _figure(1, 2, width=3.6, height=max(2.6, 0.9 + 0.19 * n), sharey=True,
+                        gridspec_kw={"width_ratios": [3, 2]})
+    bars, dots = axes[0]
+    y = np.arange(n)
+    bars.barh(y, counts, color="#bbbbbb")
+    bars.set_yticks(y, list(names))
+    bars.set_ylim(n - 0.5, -0.5)  # first subtask on top, as listed
+    bars.set_xlabel("items")
+    dots.plot(100 * np.asarray(accuracy, float), y, "o", color="#0173b2", markersize=4)
+    dots.set_xlabel("mean model accuracy (points)")
+    for ax in (bars, dots):
+        ax.grid(alpha=0.3, axis="x")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fit_text(fig)
     return fig

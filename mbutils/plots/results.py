@@ -7,8 +7,16 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..styles import label, style
-from .base import NOT_REACHED_NOTE, THRESHOLD_COLOR, _figure, _finish, _ordered, _per_size_axis, _sized_ticks, _sizes
+from ..styles import STYLES, label, style
+from .base import (NOT_REACHED_NOTE, THRESHOLD_COLOR, _figure, _finish, _ordered, _sizes, fit_text, fixed_ticks,
+                   plain_log_ticks, series_style, size_axis)
+
+
+def _marker_phase(selector: str) -> float:
+    """Where a curve's first marker sits (axes-diagonal fraction): selectors start at
+    different places, so markers of overlapping curves do not hide each other."""
+    rank = list(STYLES).index(selector) if selector in STYLES else len(selector)
+    return 0.02 + 0.045 * (rank % 5)
 
 
 def plot_curve(ax, curve: pd.DataFrame, selector: str, size: int, max_gap: float = 20.0,
@@ -16,7 +24,8 @@ def plot_curve(ax, curve: pd.DataFrame, selector: str, size: int, max_gap: float
     """One agreement curve on ``ax`` (gap in points vs mean agreement), MDAD as a dotted line."""
     part = curve[(curve["selector"] == selector) & (curve["size"] == size) & (curve["gap"] <= max_gap)]
     st = style(selector)
-    ax.plot(part["gap"], part["agreement"], color=st.color, linestyle=st.linestyle, linewidth=1.4)
+    ax.plot(part["gap"], part["agreement"], color=st.color, linestyle=st.linestyle, linewidth=1.4,
+            marker=st.marker, markersize=4, markevery=(_marker_phase(selector), 0.22))
     if mdad is not None and np.isfinite(mdad) and mdad <= max_gap:
         ax.axvline(mdad, color=st.color, linestyle=":", linewidth=1.2)
 
@@ -94,10 +103,9 @@ def mdad_vs_size(mdad: pd.DataFrame, selectors: Sequence[str] | None = None, ban
         fig, axes = ax.figure, np.array([[ax]])
     for s in selectors:
         plot_mdad(ax, mdad, s, bands=bands)
-    _per_size_axis(ax, "MDAD (points)")
-    _sized_ticks(ax, sorted(mdad["size"].unique()))
+    size_axis(ax, mdad["size"].unique(), "MDAD (points)")
     ax.set_ylim(bottom=0)
-    ax.set_title(title or f"MDAD vs size ({NOT_REACHED_NOTE})", fontsize=9)
+    ax.set_title(title or f"MDAD vs size ({NOT_REACHED_NOTE})", fontsize=10)
     return _finish(fig, axes, selectors) if ax is axes[0, 0] else fig
 
 
@@ -117,8 +125,7 @@ def metrics_vs_size(summary: pd.DataFrame, mdad: pd.DataFrame, selectors: Sequen
         plot_mdad(axes[0, 2], mdad, s)
     for ax, ylabel in zip(axes.flat, ("mean |estimate - accuracy| (points)", "Kendall tau-b",
                                       "MDAD (points)")):
-        _per_size_axis(ax, ylabel)
-        _sized_ticks(ax, sizes)
+        size_axis(ax, sizes, ylabel)
     axes[0, 0].set_ylim(bottom=0)
     axes[0, 2].set_ylim(bottom=0)
     axes[0, 0].set_title("estimation error", fontsize=10)
@@ -140,8 +147,7 @@ def tau_and_curves(summary: pd.DataFrame, curve: pd.DataFrame, sizes: Sequence[i
         st = style(s)
         axes[0, 0].plot(part["size"], part["tau"], color=st.color, linestyle=st.linestyle,
                         marker=st.marker, markersize=4)
-    _per_size_axis(axes[0, 0], "Kendall tau-b")
-    _sized_ticks(axes[0, 0], sorted(summary["size"].unique()))
+    size_axis(axes[0, 0], summary["size"].unique(), "Kendall tau-b")
     axes[0, 0].set_title("rank correlation looks fine…", fontsize=10)
     for ax, k in zip(axes[0, 1:], sizes):
         for s in selectors:
@@ -167,8 +173,7 @@ def curves_and_mdad(curve: pd.DataFrame, mdad: pd.DataFrame, sizes: Sequence[int
     ax = axes[0, -1]
     for s in selectors:
         plot_mdad(ax, mdad[mdad["selector"].isin(selectors)], s)
-    _per_size_axis(ax, "MDAD (points)")
-    _sized_ticks(ax, sorted(mdad["size"].unique()))
+    size_axis(ax, mdad["size"].unique(), "MDAD (points)")
     ax.set_ylim(bottom=0)
     ax.set_title("MDAD vs k (band: 95% CI)", fontsize=10)
     return _finish(fig, axes, selectors)
@@ -177,7 +182,11 @@ def curves_and_mdad(curve: pd.DataFrame, mdad: pd.DataFrame, sizes: Sequence[int
 def benchmark_grid(curves: Mapping[str, pd.DataFrame], mdads: Mapping[str, pd.DataFrame],
                    sizes: Mapping[str, Sequence[int]], selectors: Sequence[str] | None = None,
                    threshold: float = 0.8, max_gap: float = 20.0):
-    """Rows = benchmarks: agreement curves at several sizes, then MDAD vs k (paper fig 3)."""
+    """Rows = benchmarks: agreement curves at several sizes, then MDAD vs k (paper fig 3).
+
+    The benchmark names the row (in its first y label), so panel titles stay short enough
+    for narrow panels.
+    """
     names = list(curves)
     ncols = max(len(sizes[n]) for n in names) + 1
     fig, axes = _figure(len(names), ncols, width=3.0, height=2.6)
@@ -188,17 +197,17 @@ def benchmark_grid(curves: Mapping[str, pd.DataFrame], mdads: Mapping[str, pd.Da
         for ax, k in zip(row[:-1], sizes[name]):
             for s in sel:
                 plot_curve(ax, curves[name], s, k, max_gap)
-            _decorate_curve_axis(ax, threshold, max_gap, f"{name}, k = {k}")
+            _decorate_curve_axis(ax, threshold, max_gap, f"k = {k}")
             ax.set_xlabel("gap (points)")
         for ax in row[len(sizes[name]):-1]:
             ax.set_visible(False)
         for s in sel:
             plot_mdad(row[-1], mdads[name], s)
-        _per_size_axis(row[-1], "MDAD (points)")
-        _sized_ticks(row[-1], sorted(mdads[name]["size"].unique()))
+        size_axis(row[-1], mdads[name]["size"].unique(), "MDAD (points)")
+        row[-1].set_xlabel("size k (log scale)")
         row[-1].set_ylim(bottom=0)
-        row[-1].set_title(f"{name}: MDAD vs k", fontsize=10)
-        row[0].set_ylabel("agreement")
+        row[-1].set_title("MDAD vs k", fontsize=10)
+        row[0].set_ylabel(f"{name}: agreement")
     return _finish(fig, axes, used)
 
 
@@ -222,7 +231,7 @@ def seen_vs_unseen(mdad_seen: pd.DataFrame, mdad_unseen: pd.DataFrame,
     ax.set_ylim(0, top)
     ax.set_xlabel("MDAD, seen half (points)")
     ax.set_ylabel("MDAD, unseen half (points)")
-    ax.set_title("each point: one selector and size\n(larger marker = larger k)", fontsize=9)
+    ax.set_title("each point: one selector and size (larger marker = larger k)", fontsize=10)
     ax.grid(alpha=0.3)
     ax = axes[0, 1]
     for s in selectors:
@@ -231,9 +240,8 @@ def seen_vs_unseen(mdad_seen: pd.DataFrame, mdad_unseen: pd.DataFrame,
         ax.plot(part["size"], part["mdad_unseen"] - part["mdad_seen"], color=st.color,
                 linestyle=st.linestyle, marker=st.marker, markersize=4)
     ax.axhline(0, color=THRESHOLD_COLOR, linewidth=0.8)
-    _per_size_axis(ax, "MDAD unseen - seen (points)")
-    _sized_ticks(ax, sizes)
-    ax.set_title("generalisation cost of the micro-benchmark", fontsize=9)
+    size_axis(ax, sizes, "MDAD unseen - seen (points)")
+    ax.set_title("generalisation cost of the micro-benchmark", fontsize=10)
     return _finish(fig, axes, selectors)
 
 
@@ -246,8 +254,7 @@ def mdad_by_threshold(tables: Mapping[float, pd.DataFrame], selectors: Sequence[
     for ax, t in zip(axes.flat, thresholds):
         for s in selectors:
             plot_mdad(ax, tables[t], s)
-        _per_size_axis(ax, "MDAD (points)")
-        _sized_ticks(ax, sorted(tables[t]["size"].unique()))
+        size_axis(ax, tables[t]["size"].unique(), "MDAD (points)")
         ax.set_ylim(bottom=0)
         ax.set_title(f"threshold {t:g}", fontsize=10)
     return _finish(fig, axes, selectors)
@@ -260,8 +267,7 @@ def mdad_vs_sources(mdad: pd.DataFrame, selectors: Sequence[str] | None = None, 
     ax = axes[0, 0]
     for s in selectors:
         plot_mdad(ax, mdad, s, x="n_sources")
-    counts = sorted(mdad["n_sources"].unique())
-    ax.set_xticks(counts)
+    fixed_ticks(ax, mdad["n_sources"].unique())
     ax.set_xlabel("number of source models")
     ax.set_ylabel("MDAD (points)")
     ax.set_ylim(bottom=0)
@@ -274,20 +280,23 @@ def mdad_vs_fraction(mdads: Mapping[str, pd.DataFrame], n_seen: Mapping[str, int
     """MDAD against k as a percentage of the seen half, one line per benchmark (appendix)."""
     fig, axes = _figure(1, 1, width=5.2, height=3.6)
     ax = axes[0, 0]
-    markers = "osD^v"
+    handles, shares = [], []
     for i, (name, table) in enumerate(mdads.items()):
         part = table[table["selector"] == selector].sort_values("size")
         pct = 100 * part["size"].to_numpy(float) / n_seen[name]
-        ax.plot(pct, part["mdad"], marker=markers[i % len(markers)], label=name)
+        handles += ax.plot(pct, part["mdad"], label=name, **series_style(i))
+        shares.append(pct)
     ax.set_xscale("log")
+    every = np.concatenate(shares) if shares else np.array([])
+    every = every[every > 0]
+    if every.size:
+        plain_log_ticks(ax, every.min(), every.max())
     ax.set_xlabel("k as % of the seen half (log scale)")
     ax.set_ylabel("MDAD (points)")
     ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3, which="both")
+    ax.grid(alpha=0.3, which="major")
     ax.set_title(f"{label(selector)}", fontsize=10)
-    ax.legend(frameon=False, fontsize=8)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes, extra_handles=handles)
 
 
 def target_set_figure(accuracy: np.ndarray, mdad: pd.DataFrame, selectors: Sequence[str] | None = None,
@@ -308,53 +317,51 @@ def target_set_figure(accuracy: np.ndarray, mdad: pd.DataFrame, selectors: Seque
     ax.set_ylabel("pairs")
     lookup = _mdad_lookup(mdad)
     right = max(gaps.max(), 1.0)
+    marks = []
     for k, ls in zip(dict.fromkeys(int(k) for k in mark_sizes), ("-", "--", ":", "-.")):
         value = lookup.get((mark_selector, int(k)))
         if value is not None and np.isfinite(value):
-            ax.axvline(value, color=style(mark_selector).color, linestyle=ls, linewidth=1.2,
-                       label=f"MDAD, k = {k}: {np.mean(gaps < value):.0%} of pairs closer")
+            marks.append(ax.axvline(value, color=style(mark_selector).color, linestyle=ls, linewidth=1.2,
+                                    label=f"{label(mark_selector)} MDAD, k = {k}: "
+                                          f"{np.mean(gaps < value):.0%} of pairs closer"))
             right = max(right, value + 0.5)
     ax.set_xlim(0, right)
-    if mark_sizes:
-        ax.legend(fontsize=7, frameon=False, title=label(mark_selector), title_fontsize=7)
-    ax.set_title("pairwise gaps", fontsize=10)
+    ax.set_title("pairwise gaps (lines: MDAD)" if marks else "pairwise gaps", fontsize=10)
     for s in selectors:
         plot_mdad(axes[0, 2], mdad, s)
-    _per_size_axis(axes[0, 2], "MDAD (points)")
-    _sized_ticks(axes[0, 2], sorted(mdad["size"].unique()))
+    size_axis(axes[0, 2], mdad["size"].unique(), "MDAD (points)")
     axes[0, 2].set_ylim(bottom=0)
     axes[0, 2].set_title("MDAD vs k (triangles: not reached)", fontsize=10)
     for ax in axes.flat[:2]:
         ax.grid(alpha=0.3)
-    return _finish(fig, axes, selectors)
+    return _finish(fig, axes, selectors, extra_handles=marks)
 
 
 def relative_mdad(mdads: Mapping[str, pd.DataFrame], selector: str, baseline: str = "random"):
     """MDAD of ``selector`` minus MDAD of ``baseline`` against k, one line per benchmark."""
     fig, axes = _figure(1, 1, width=5.2, height=3.6)
     ax = axes[0, 0]
-    markers = "osD^v"
-    drawn = 0
+    handles, sizes, drawn = [], set(), 0
     for i, (name, table) in enumerate(mdads.items()):
         wide = table.pivot_table(index="size", columns="selector", values="mdad", dropna=False)
         if selector not in wide or baseline not in wide:
             continue
         diff = wide[selector] - wide[baseline]
         drawn += int(np.isfinite(diff).sum())
-        ax.plot(wide.index, diff, marker=markers[i % len(markers)], label=name)
+        sizes.update(int(k) for k in wide.index)
+        handles += ax.plot(wide.index, diff, label=name, **series_style(i))
     ax.axhline(0, color=THRESHOLD_COLOR, linewidth=0.8)
+    ylabel = f"MDAD: {label(selector)} - {label(baseline)} (points)"
     if not drawn:  # nothing to compare: say so instead of an empty (and unscalable) log axis
         ax.text(0.5, 0.5, "no size where both MDADs are reached", ha="center", va="center",
                 transform=ax.transAxes, fontsize=9)
+        ax.set_xlabel("micro-benchmark size k (items, log scale)")
+        ax.set_xticks([])  # no sizes to tick
+        ax.set_ylabel(ylabel)
     else:
-        ax.set_xscale("log")
-    ax.set_xlabel("micro-benchmark size k (items, log scale)")
-    ax.set_ylabel(f"MDAD: {label(selector)} - {label(baseline)} (points)")
+        size_axis(ax, sorted(sizes), ylabel)
     ax.set_title("below zero: better than random", fontsize=10)
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8, frameon=False)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes, extra_handles=handles)
 
 
 def mdad_panels(mdads: Mapping[str, pd.DataFrame], selectors: Sequence[str] | None = None,
@@ -371,8 +378,7 @@ def mdad_panels(mdads: Mapping[str, pd.DataFrame], selectors: Sequence[str] | No
         used += [s for s in sel if s not in used]
         for s in sel:
             plot_mdad(ax, table, s, bands=bands)
-        _per_size_axis(ax, "MDAD (points)")
-        _sized_ticks(ax, sorted(table["size"].unique()))
+        size_axis(ax, table["size"].unique(), "MDAD (points)")
         ax.set_ylim(bottom=0)
         ax.set_title(name, fontsize=10)
     for ax in list(axes.flat)[len(names):]:
@@ -386,12 +392,12 @@ def estimates_scatter(panels: Mapping[str, tuple[np.ndarray, np.ndarray]], selec
     st = style(selector)
     for ax, (title, (truth, est)) in zip(axes.flat, panels.items()):
         truth, est = 100 * np.asarray(truth, float), 100 * np.asarray(est, float)
-        ax.scatter(truth, est, s=14, color=st.color, alpha=0.8)
+        ax.scatter(truth, est, s=14, color=st.color, marker=st.marker, alpha=0.8)
         lo, hi = min(truth.min(), est.min()) - 2, max(truth.max(), est.max()) + 2
         ax.plot([lo, hi], [lo, hi], color=THRESHOLD_COLOR, linestyle="--", linewidth=0.8)
         ax.set_xlabel("accuracy on the seen half (points)")
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel(f"{label(selector)} estimate (points)")
-    fig.tight_layout()
+    fit_text(fig)
     return fig

@@ -8,14 +8,15 @@ import numpy as np
 import pandas as pd
 
 from ..styles import label, style
-from .base import _figure
+from .base import _figure, _finish, fit_text
 
 
 def selection_map(x: np.ndarray, y: np.ndarray, chosen: np.ndarray, weights: np.ndarray | None = None,
                   groups: np.ndarray | None = None, xlabel: str = "", ylabel: str = "",
                   title: str = "", ax=None, selector: str | None = None):
     """Items as grey dots (coloured by ``groups`` if given), chosen items ringed, area ~ weight."""
-    if ax is None:
+    own = ax is None  # a caller's axes: its figure's layout is the caller's
+    if own:
         fig, axes = _figure(1, 1, width=5.0, height=4.0)
         ax = axes[0, 0]
     fig = ax.figure
@@ -40,7 +41,8 @@ def selection_map(x: np.ndarray, y: np.ndarray, chosen: np.ndarray, weights: np.
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
+    if own:
+        fit_text(fig)
     return fig
 
 
@@ -50,7 +52,7 @@ def selection_maps(x: np.ndarray, y: np.ndarray, picks: Mapping[str, tuple], gro
     fig, axes = _figure(1, len(picks), width=4.2, height=3.8, sharex=True, sharey=True)
     for ax, (title, (items, weights)) in zip(axes.flat, picks.items()):
         selection_map(x, y, items, weights, groups, xlabel, ylabel, title, ax=ax, selector=selector)
-    fig.tight_layout()
+    fit_text(fig)
     return fig
 
 
@@ -63,43 +65,45 @@ def weight_profile(easiness: np.ndarray, picks: Mapping[str, tuple], bins: int =
     fig, axes = _figure(1, 1, width=5.4, height=3.4)
     ax = axes[0, 0]
     centres = np.arange(bins)
-    ax.bar(centres, np.bincount(cell, minlength=bins) / len(cell), color="#dddddd",
-           label="whole seen half")
+    handles = [ax.bar(centres, np.bincount(cell, minlength=bins) / len(cell), color="#dddddd",
+                      label="whole seen half")]
     for title, (selector, items, weights) in picks.items():
         w = np.asarray(weights, float)
         share = np.bincount(cell[np.asarray(items)], weights=w, minlength=bins) / w.sum()
         st = style(selector)
-        ax.plot(centres, share, color=st.color, linestyle=st.linestyle, marker=st.marker, label=title)
-    ax.set_xticks(centres)
-    ax.set_xticklabels([f"{edges[b]:.0f}" for b in range(bins)], fontsize=7)
+        handles += ax.plot(centres, share, color=st.color, linestyle=st.linestyle, marker=st.marker, label=title)
+    ax.set_xticks(centres, [f"{edges[b]:.0f}" for b in range(bins)])
     ax.set_xlabel("item easiness decile (lower edge: % of sources correct)")
     ax.set_ylabel("share of estimate weight")
-    ax.legend(fontsize=7, frameon=False)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, axes, extra_handles=handles)
 
 
 def allocation_bars(subtask_names: Sequence[str], seen_counts: Sequence[int],
                     picks: Mapping[str, np.ndarray]):
-    """Share of chosen items per subtask for each selector vs the subtask's share of the seen half."""
+    """Share of chosen items per subtask for each selector vs the subtask's share of the seen half.
+
+    Subtasks are rows (names written horizontally, never colliding); each selector's bar
+    is in its colour, and the seen half's share is the grey bar on top of each group.
+    """
     names = list(subtask_names)
     seen = np.asarray(seen_counts, float)
-    fig, axes = _figure(1, 1, width=max(5.5, 0.35 * len(names) + 2), height=3.6)
+    n_bars = len(picks) + 1
+    fig, axes = _figure(1, 1, width=6.0, height=max(2.8, 1.2 + 0.09 * n_bars * len(names)))
     ax = axes[0, 0]
-    x = np.arange(len(names))
-    width = 0.8 / (len(picks) + 1)
-    ax.bar(x - 0.4 + width / 2, seen / seen.sum(), width, color="#dddddd", label="share of seen items")
+    y = np.arange(len(names))
+    height = 0.8 / n_bars
+    handles = [ax.barh(y - 0.4 + height / 2, seen / seen.sum(), height, color="#dddddd",
+                       label="share of seen items")]
     for i, (sel, codes) in enumerate(picks.items(), start=1):
         counts = np.bincount(np.asarray(codes, dtype=np.int64), minlength=len(names))
-        ax.bar(x - 0.4 + width * (i + 0.5), counts / counts.sum(), width, color=style(sel).color,
-               label=label(sel))
-    ax.set_xticks(x)
-    ax.set_xticklabels(names, rotation=75, ha="right", fontsize=7)
-    ax.set_ylabel("share of the micro-benchmark")
-    ax.legend(fontsize=7, frameon=False)
-    fig.tight_layout()
-    return fig
+        handles.append(ax.barh(y - 0.4 + height * (i + 0.5), counts / counts.sum(), height,
+                               color=style(sel).color, label=label(sel)))
+    ax.set_yticks(y, names)
+    ax.set_ylim(len(names) - 0.5, -0.5)  # first subtask on top, as listed
+    ax.set_xlabel("share of the micro-benchmark")
+    ax.grid(alpha=0.3, axis="x")
+    return _finish(fig, axes, extra_handles=handles)
 
 
 def strata_picture(easiness: np.ndarray, strata: np.ndarray, chosen: np.ndarray, k: int):
@@ -122,7 +126,7 @@ def strata_picture(easiness: np.ndarray, strata: np.ndarray, chosen: np.ndarray,
     ax.set_ylabel("seen items")
     ax.set_title(f"{len(levels)} strata (colours) and the {k} chosen items (rug)", fontsize=10)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
+    fit_text(fig)
     return fig
 
 
@@ -145,5 +149,5 @@ def cluster_heatmap(similarity: np.ndarray, members: np.ndarray, max_items: int 
     ax.set_yticks([])
     ax.set_xlabel("items, grouped by anchor cluster")
     fig.colorbar(image, ax=ax, shrink=0.8, label="Pearson correlation over sources")
-    fig.tight_layout()
+    fit_text(fig)
     return fig
