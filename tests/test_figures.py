@@ -29,7 +29,8 @@ GPQA_SIZES = [10, 25, 50, 100, 200]
 SELECTORS = ["random", "subtask_equal", "subtask_proportional_weighted"]
 TOLERANCE_PX = 1.5
 #: Public names of mbutils.plots that are not figures (names, styles, text fitting, the stamp).
-NOT_FIGURES = {"label", "palette", "style", "fit_text", "mark_stand_in", "scale_text", "size_axis", "SelectorStyle"}
+NOT_FIGURES = {"label", "palette", "style", "fit_text", "mark_stand_in", "panels", "scale_text", "size_axis",
+               "SelectorStyle"}
 
 
 # ------------------------------------------------------------------ inputs
@@ -386,6 +387,23 @@ def test_stand_in_axes_stamp_only_those_panels(wide, gpqa):
     fig = plots.mdad_panels({"real": wide["mdad"], "stand-in": gpqa["mdad"]})
     display.render_figure(fig, "MDAD per benchmark.", stand_in=[fig.axes[1]])
     assert [t.axes for t in _stamps(fig)] == [fig.axes[1]]
+
+
+def test_panels_name_the_axes_of_each_benchmark(wide, gpqa):
+    mdads = {"real": wide["mdad"], "stand-in": gpqa["mdad"]}
+    fig = plots.mdad_panels(mdads)
+    assert plots.panels(fig, ["stand-in"]) == [fig.axes[1]]
+    grid = plots.benchmark_grid({"real": wide["curve"], "stand-in": gpqa["curve"]}, mdads,
+                                {"real": [10, 25], "stand-in": [10]})
+    row = plots.panels(grid, ["stand-in"])
+    assert len(row) == 2 and all(ax.get_visible() for ax in row)  # its curve panel and its MDAD panel
+    assert set(map(id, row)) == {id(grid.axes[3]), id(grid.axes[5])}
+    one = plots.mdad_vs_fraction(mdads, {"real": 1100, "stand-in": 224})
+    assert plots.panels(one, ["stand-in", "real"]) == [one.axes[0]]  # one panel mixes both
+    with pytest.raises(ValueError, match="no panels of nope"):
+        plots.panels(fig, ["nope"])
+    display.render_figure(grid, "x", stand_in=row)
+    assert sorted(id(t.axes) for t in _stamps(grid)) == sorted(map(id, row))
 
 
 def test_a_panel_is_stamped_once(wide):

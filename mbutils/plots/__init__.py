@@ -10,7 +10,7 @@ stamp :func:`mark_stand_in`) and :mod:`mbutils.styles` the selectors' names and 
 """
 
 from ..styles import STYLES, SelectorStyle, label, palette, style
-from .base import (NOT_REACHED_NOTE, STAND_IN_TEXT, THRESHOLD_COLOR, fit_text, mark_stand_in, scale_text,
+from .base import (NOT_REACHED_NOTE, STAND_IN_TEXT, THRESHOLD_COLOR, fit_text, mark_stand_in, panels, scale_text,
                    size_axis)
 from .data import accuracy_histograms, pairwise_histograms, quantile_comparison, subtask_bars
 from .results import (agreement_curves, benchmark_grid, curves_and_mdad, estimates_scatter, mdad_by_threshold,
@@ -22,6 +22,6 @@ from .selections import (allocation_bars, cluster_heatmap, selection_map, select
 __all__ = ["NOT_REACHED_NOTE", "STAND_IN_TEXT", "STYLES", "SelectorStyle", "THRESHOLD_COLOR", "accuracy_histograms",
            "agreement_curves", "allocation_bars", "benchmark_grid", "cluster_heatmap", "curves_and_mdad",
            "estimates_scatter", "fit_text", "label", "mark_stand_in", "mdad_by_threshold", "mdad_panels", "mdad_vs_fraction", "mdad_vs_size",
-           "mdad_vs_sources", "metrics_vs_size", "palette", "pairwise_histograms", "plot_curve", "plot_mdad",
+           "mdad_vs_sources", "metrics_vs_size", "palette", "pairwise_histograms", "panels", "plot_curve", "plot_mdad",
            "quantile_comparison", "relative_mdad", "scale_text", "seen_vs_unseen", "selection_map", "selection_maps",
            "size_axis", "strata_picture", "style", "subtask_bars", "target_set_figure", "tau_and_curves", "weight_profile"]

@@ -285,6 +285,28 @@ def scale_text(fig, factor: float) -> None:
     fit_text(fig)
 
 
+# ------------------------------------------------------------------ panels by benchmark
+def name_panels(fig, names: Sequence[str], axes: Sequence) -> None:
+    """Record which axes show which benchmark (or data set), for :func:`panels`."""
+    record = getattr(fig, "mbutils_panels", {})
+    for name, ax in zip(names, axes):
+        record.setdefault(str(name), []).extend(ax if isinstance(ax, (list, tuple)) else [ax])
+    fig.mbutils_panels = record
+
+
+def panels(fig, names: Sequence[str]) -> list:
+    """The axes of a figure of several benchmarks that show the benchmarks ``names`` (the
+    keys the figure was drawn from): what to pass as ``stand_in=`` when only some of them
+    are synthetic stand-ins. A panel mixing several benchmarks counts for each of them."""
+    record = getattr(fig, "mbutils_panels", {})
+    unknown = [n for n in names if str(n) not in record]
+    if unknown:
+        raise ValueError(f"the figure has no panels of {', '.join(map(str, unknown))}; "
+                         f"it shows {', '.join(record) or 'no named benchmarks'}")
+    chosen = [ax for n in names for ax in record[str(n)]]
+    return list({id(ax): ax for ax in chosen}.values())
+
+
 # ------------------------------------------------------------------ the stand-in mark
 _CORNERS = {"upper left": (0, 1), "upper right": (1, 1), "lower left": (0, 0), "lower right": (1, 0)}
 _INSET = 0.02  # axes fraction between the stamp and the axes' edge

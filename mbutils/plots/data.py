@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .base import THRESHOLD_COLOR, _figure, fit_text
+from .base import THRESHOLD_COLOR, _figure, fit_text, name_panels
 
 
 def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30):
@@ -21,6 +21,7 @@ def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30):
         ax.set_title(f"{name} ({len(values)} models)", fontsize=10)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel("models")
+    name_panels(fig, names, axes.flat)
     fit_text(fig)
     return fig
 
@@ -40,6 +41,7 @@ def pairwise_histograms(accuracies: Mapping[str, np.ndarray], max_gap: float = 3
         ax.set_title(f"{name}: {share:.0%} of pairs < 2 points", fontsize=10)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel("model pairs")
+    name_panels(fig, names, axes.flat)
     fit_text(fig)
     return fig
 

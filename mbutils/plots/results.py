@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..styles import STYLES, label, style
 from .base import (NOT_REACHED_NOTE, THRESHOLD_COLOR, _figure, _finish, _ordered, _sizes, fit_text, fixed_ticks,
-                   plain_log_ticks, series_style, size_axis)
+                   name_panels, plain_log_ticks, series_style, size_axis)
 
 
 def _marker_phase(selector: str) -> float:
@@ -208,6 +208,7 @@ def benchmark_grid(curves: Mapping[str, pd.DataFrame], mdads: Mapping[str, pd.Da
         row[-1].set_ylim(bottom=0)
         row[-1].set_title("MDAD vs k", fontsize=10)
         row[0].set_ylabel(f"{name}: agreement")
+    name_panels(fig, names, [[ax for ax in row if ax.get_visible()] for row in axes])
     return _finish(fig, axes, used)
 
 
@@ -296,6 +297,7 @@ def mdad_vs_fraction(mdads: Mapping[str, pd.DataFrame], n_seen: Mapping[str, int
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3, which="major")
     ax.set_title(f"{label(selector)}", fontsize=10)
+    name_panels(fig, list(mdads), [ax] * len(mdads))
     return _finish(fig, axes, extra_handles=handles)
 
 
@@ -361,6 +363,7 @@ def relative_mdad(mdads: Mapping[str, pd.DataFrame], selector: str, baseline: st
     else:
         size_axis(ax, sorted(sizes), ylabel)
     ax.set_title("below zero: better than random", fontsize=10)
+    name_panels(fig, list(mdads), [ax] * len(mdads))
     return _finish(fig, axes, extra_handles=handles)
 
 
@@ -383,6 +386,7 @@ def mdad_panels(mdads: Mapping[str, pd.DataFrame], selectors: Sequence[str] | No
         ax.set_title(name, fontsize=10)
     for ax in list(axes.flat)[len(names):]:
         ax.set_visible(False)
+    name_panels(fig, names, axes.flat)
     return _finish(fig, axes, used, ncol=3)
 
 
