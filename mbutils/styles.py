@@ -140,3 +140,24 @@ def count_noun(count, noun: str, plural: str | None = None) -> str:
     """
     number = f"{int(count):,}" if float(count).is_integer() else f"{count:g}"
     return f"{number} {noun if count == 1 else (plural or noun + 's')}"
+
+
+# ------------------------------------------------------------------ MDAD confidence bounds
+#: Marks a lower CI bound shown as 0 although the paper's symmetric interval reaches below it.
+CI_FLOOR_MARK = "*"
+CI_FLOOR_NOTE = (f"{CI_FLOOR_MARK} lower bound of the symmetric 95% CI below 0 points, shown as 0 "
+                 "(an MDAD is never negative).")
+
+
+def ci_bound_text(value: float, digits: int = 2, *, lower: bool = False) -> str:
+    """A finite MDAD or CI bound as tables write it (rounded, no '-0'); a lower bound below 0
+    reads '0*' (:data:`CI_FLOOR_MARK`, explained by :data:`CI_FLOOR_NOTE`)."""
+    value = round(float(value), digits) + 0.0  # + 0.0: no '-0'
+    if lower and value < 0:
+        return f"0{CI_FLOOR_MARK}"
+    return f"{value:g}"
+
+
+def ci_floored(text: str) -> bool:
+    """Whether a cell written by :func:`ci_bound_text` is a floored lower bound (needs the note)."""
+    return isinstance(text, str) and text.endswith(CI_FLOOR_MARK)

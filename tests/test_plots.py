@@ -250,6 +250,8 @@ def test_negative_lower_ci_bounds_show_as_zero_with_a_note(monkeypatch):
     assert shown.attrs["footnotes"] == [display.CI_FLOOR_NOTE]
     assert "footnotes" not in display.pretty(table.assign(ci_low=[0.5, 1.0])).attrs
     assert display.mdad_cell(-0.001, 2) == "0" and display.mdad_cell(-1.0, lower_bound=True) == "0*"
+    assert styles.ci_bound_text(-4.5, lower=True) == "0*" and styles.ci_bound_text(-4.5) == "-4.5"
+    assert styles.ci_floored("0*") and not styles.ci_floored("0") and not styles.ci_floored(0.0)
     html_out = []
     monkeypatch.setattr(display, "display", html_out.append)
     display.table(table, caption="MDAD.")

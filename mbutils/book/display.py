@@ -13,7 +13,8 @@ from IPython.display import HTML, display
 
 from ..profiles import PROFILE_BLURB, PROFILE_ENV, profile_name
 from ..reports import fmt_points  # noqa: F401  (chapters call book.fmt_points)
-from ..styles import column_label, label, target_set_label, yes_no
+from ..styles import (CI_FLOOR_MARK, CI_FLOOR_NOTE, ci_bound_text, ci_floored, column_label, label,  # noqa: F401
+                      target_set_label, yes_no)
 from ..tables import MDAD_VALUE_COLUMNS, NOT_REACHED, render
 
 
@@ -145,10 +146,6 @@ MDAD_COLUMNS = (*MDAD_VALUE_COLUMNS, "run_ci_low", "run_ci_high")
 _KNOWN_MDAD = frozenset(MDAD_COLUMNS) | {column_label(c) for c in MDAD_COLUMNS}
 #: Lower CI bounds of an MDAD: the paper's symmetric interval can reach below 0 points.
 CI_LOW_COLUMNS = frozenset({"ci_low", "run_ci_low"}) | {column_label(c) for c in ("ci_low", "run_ci_low")}
-#: Marks a lower bound shown as 0 although the symmetric CI reaches below it.
-CI_FLOOR_MARK = "*"
-CI_FLOOR_NOTE = (f"{CI_FLOOR_MARK} lower bound of the symmetric 95% CI below 0 points, shown as 0 "
-                 "(an MDAD is never negative).")
 
 
 def mdad_cell(value, digits: int = 2, *, lower_bound: bool = False) -> str:
@@ -156,10 +153,7 @@ def mdad_cell(value, digits: int = 2, *, lower_bound: bool = False) -> str:
     floored at 0 with :data:`CI_FLOOR_MARK` (explained by :data:`CI_FLOOR_NOTE`)."""
     if not np.isfinite(value):
         return NOT_REACHED
-    value = round(float(value), digits) + 0.0  # + 0.0: no '-0'
-    if lower_bound and value < 0:
-        return f"0{CI_FLOOR_MARK}"
-    return f"{value:g}"
+    return ci_bound_text(value, digits, lower=lower_bound)
 
 
 def _is_boolean(column) -> bool:
@@ -191,7 +185,7 @@ def pretty(table, digits: int = 2, *, mdad_columns=()):
         elif out[col].dtype.kind == "f" and col in mdad:
             low = col in CI_LOW_COLUMNS
             out[col] = [mdad_cell(v, digits, lower_bound=low) for v in out[col]]
-            floored |= low and any(c.endswith(CI_FLOOR_MARK) for c in out[col])
+            floored |= low and any(map(ci_floored, out[col]))
         elif out[col].dtype.kind == "f":
             out[col] = out[col].round(digits)
     if not isinstance(out.columns, pd.MultiIndex):
