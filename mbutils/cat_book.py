@@ -85,7 +85,8 @@ def path_figure(table: pd.DataFrame, selector: str = "adaptive_fisher"):
     x = table["answered"]
     for name, col, lo, hi in ((selector, "estimate", "low", "high"), ("random", "random", "random_low", "random_high")):
         st = style(name)
-        ax.plot(x, 100 * table[col], color=st.color, linestyle=st.linestyle, label=label(name))
+        ax.plot(x, 100 * table[col], color=st.color, linestyle=st.linestyle, marker=st.marker, markevery=max(1, len(x) // 10),
+                markersize=4, label=label(name))
         ax.fill_between(x, 100 * table[lo], 100 * table[hi], color=st.color, alpha=0.15, linewidth=0)
     ax.axhline(100 * table["truth"].iloc[0], color="#666666", linestyle="--", linewidth=0.9,
                label="accuracy on the seen half")

@@ -6,6 +6,7 @@ formatted facts; they draw nothing and display nothing."""
 from __future__ import annotations
 
 import math
+import re
 from typing import Sequence
 
 import numpy as np
@@ -16,7 +17,7 @@ from .claims import best_at_size
 from .errors import BookError, MbutilsError
 from .metrics import gap_bins, iter_groups, mdad_table, summary_table
 from .selectors.anchor import assign_to_medoids
-from .styles import label
+from .styles import CI_FLOOR_MARK, ci_bound_text, label
 from .tables import NOT_REACHED
 
 
@@ -89,9 +90,9 @@ def _with_ci(row) -> str:
 
     if not math.isfinite(row.mdad):
         return NOT_REACHED
-    lo = "…" if not math.isfinite(row.ci_low) else f"{row.ci_low:g}"
-    hi = "…" if not math.isfinite(row.ci_high) else f"{row.ci_high:g}"
-    return f"{row.mdad:g} [{lo}, {hi}]"
+    lo = "…" if not math.isfinite(row.ci_low) else ci_bound_text(row.ci_low, lower=True)
+    hi = "…" if not math.isfinite(row.ci_high) else ci_bound_text(row.ci_high)
+    return f"{ci_bound_text(row.mdad)} [{lo}, {hi}]"
 
 
 def mdad_wide(mdad) -> "pd.DataFrame":  # noqa: F821
@@ -102,7 +103,9 @@ def mdad_wide(mdad) -> "pd.DataFrame":  # noqa: F821
     wide = wide.reindex(list(dict.fromkeys(mdad["selector"])))
     wide.columns = [f"k = {k}" for k in wide.columns]
     wide.index = [label(s) for s in wide.index]
-    return wide.rename_axis("selector").reset_index()
+    out = wide.rename_axis("selector").reset_index()
+    out.attrs["ci_floored"] = bool(table["cell"].str.contains(re.escape(CI_FLOOR_MARK)).any())
+    return out
 
 
 def summary_wide(summary) -> "pd.DataFrame":  # noqa: F821
@@ -123,7 +126,9 @@ def threshold_table(tables: dict) -> "pd.DataFrame":  # noqa: F821
              for th, t in sorted(tables.items())]
     wide = pd.concat(parts).pivot_table(index=["selector", "size"], columns="threshold", values="mdad",
                                         dropna=False, sort=False)
-    return wide.reset_index().rename_axis(None, axis=1)
+    out = wide.reset_index().rename_axis(None, axis=1)
+    out.attrs["mdad_columns"] = [c for c in out.columns if str(c).startswith("MDAD at ")]
+    return out
 
 
 def sources_table(sweep: dict, threshold: float = 0.8) -> "pd.DataFrame":  # noqa: F821
@@ -143,7 +148,9 @@ def relative_table(mdads: dict, selector: str, baseline: str = "random") -> "pd.
         for k, row in wide.iterrows():
             rows.append({"benchmark": name, "size": k, "method": row.get(selector), "random": row.get(baseline),
                          "difference": row.get(selector) - row.get(baseline)})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs["mdad_columns"] = ["method", "random"]
+    return out
 
 
 def anchor_members(prepared, micro) -> "np.ndarray":  # noqa: F821
@@ -336,6 +343,7 @@ def mdad_variants(results, threshold: float = 0.8) -> "pd.DataFrame":  # noqa: F
     out["monotone"] = mono["mdad"].to_numpy()
     out["CI width, pairs"] = (base["ci_high"] - base["ci_low"]).to_numpy()
     out["CI width, runs"] = (runs["ci_high"] - runs["ci_low"]).to_numpy()
+    out.attrs["mdad_columns"] = ["MDAD (paper)", "ties excluded", "monotone"]
     return out
 
 

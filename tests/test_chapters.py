@@ -413,9 +413,13 @@ def _mdad(rows):
 def test_items_needed_reads_the_table_correctly():
     mdad = _mdad([("random", 10, 12.0), ("random", 50, 4.0), ("random", 100, 2.5),
                   ("anchor_points", 10, 8.0), ("anchor_points", 50, 3.0), ("anchor_points", 100, np.nan)])
+    mdad["ci_low"], mdad["ci_high"] = mdad["mdad"] - 1, mdad["mdad"] + 1  # upper ends 13, 5, 3.5 / 9, 4, -
     need = book.items_needed({"B": mdad}, [1, 3, 10])
-    assert need.set_index("selector").loc["Random"].tolist() == ["B", "> 100", "100", "50"]
-    assert need.set_index("selector").loc["Anchor Points"].tolist() == ["B", "> 100", "50", "10"]
+    random_row = need.set_index("selector").loc["Random"]
+    assert random_row.tolist() == ["B", "no", "> 100", "> 100", "50 (MDAD 4 [3, 5])"]
+    anchor = need.set_index("selector").loc["Anchor Points"]
+    assert anchor["needs source models"] == "yes" and anchor["10 pts"] == "> 100"  # not reached at 100
+    assert [c["size"] for c in need.attrs["cells"]] == [None, None, 50, None, None, None]
 
 
 def test_share_of_pairs_closer_than_mdad():
@@ -439,7 +443,7 @@ def test_float_binning_loses_pairs_on_bin_edges():
 def test_pretty_spells_not_reached_and_uses_display_names():
     shown = book.pretty(_mdad([("anchor_points", 10, np.nan), ("random", 10, 2.5)]))
     assert shown["selector"].tolist() == ["Anchor Points", "Random"]
-    assert shown["mdad"].tolist() == ["not reached", "2.5"]
+    assert shown["MDAD"].tolist() == ["not reached", "2.5"]  # the display name of the column
 
 
 def test_download_link_embeds_the_csv():

@@ -203,7 +203,10 @@ def table(df, digits: int = 2, caption: str | None = None, *, mdad_columns=()) -
     """
     shown = pretty(df, digits, mdad_columns=mdad_columns)
     body = shown.to_html(index=False, border=0, classes="table mbutils-table", na_rep="", escape=True)
-    notes = " ".join(shown.attrs.get("footnotes", ()))
+    footnotes = list(shown.attrs.get("footnotes", ()))
+    if df.attrs.get("ci_floored") and CI_FLOOR_NOTE not in footnotes:  # cells written as 'MDAD [low, high]'
+        footnotes.append(CI_FLOOR_NOTE)
+    notes = " ".join(footnotes)
     text = " ".join(part for part in ((f"<b>Table.</b> {html.escape(caption)}" if caption else ""),
                                       html.escape(notes)) if part)
     cap = f'<p class="mbutils-caption">{text}</p>' if text else ""
