@@ -44,13 +44,15 @@ class BenchmarkStudy:
         curve = metrics.agreement_curve(self.res, bin_width=1.0)
         book.show(plots.agreement_curves(curve, mdad=self.mdad, threshold=self.threshold),
                   self.cfg.caption(f"Mean pairwise agreement against the true accuracy gap (1-point bins) per "
-                                   f"size; dashed: the {self.threshold:g} threshold, dotted: MDAD."))
+                                   f"size; dashed: the {self.threshold:g} threshold, dotted: MDAD."),
+                  stand_in=self.cfg.data.kind == "synthetic")
 
     def error_tau_mdad(self) -> None:
         """Figure 4 of the paper and its numbers: error, Kendall tau-b and MDAD against k."""
         book.show(plots.metrics_vs_size(self.summary, self.mdad),
                   self.cfg.caption("Estimation error (points), Kendall tau-b and MDAD (points; band: the paper's "
-                                   "95% CI) against k, log scale; means over runs."))
+                                   "95% CI) against k, log scale; means over runs."),
+                  stand_in=self.cfg.data.kind == "synthetic")
         book.table(book.mdad_wide(self.mdad),
                    caption=self.cfg.caption(f"MDAD (points) at threshold {self.threshold:g}, with the paper's 95% CI."))
         book.table(book.summary_wide(self.summary),
@@ -64,7 +66,8 @@ class BenchmarkStudy:
         """Figure 6 of the paper, and which method loses most when judged on the unseen half."""
         unseen = metrics.mdad_table(self.res, threshold=self.threshold, split="unseen")
         book.show(plots.seen_vs_unseen(self.mdad, unseen),
-                  self.cfg.caption("MDAD judged against accuracy on the seen half vs on the unseen half."))
+                  self.cfg.caption("MDAD judged against accuracy on the seen half vs on the unseen half."),
+                  stand_in=self.cfg.data.kind == "synthetic")
         claim = claims.unseen_loss(self.mdad, unseen)
         book.claim_note("Seen vs unseen, computed", claim, f"{self.prefix}_unseen_loss")
         return claim
@@ -73,7 +76,8 @@ class BenchmarkStudy:
         """The appendix figure: MDAD at agreement thresholds 0.7, 0.8 and 0.9."""
         tables = {t: metrics.mdad_table(self.res, threshold=t) for t in (0.7, 0.8, 0.9)}
         book.show(plots.mdad_by_threshold(tables),
-                  self.cfg.caption("MDAD against k at three agreement thresholds (bands: the paper's 95% CI)."))
+                  self.cfg.caption("MDAD against k at three agreement thresholds (bands: the paper's 95% CI)."),
+                  stand_in=self.cfg.data.kind == "synthetic")
         book.table(book.threshold_table(tables), caption=self.cfg.caption("MDAD (points) by threshold."))
 
     def sources(self) -> None:
@@ -86,7 +90,8 @@ class BenchmarkStudy:
         book.show(plots.mdad_vs_sources(sweep, size=cfg.source_size),
                   cfg.caption(f"MDAD (points) at k = {cfg.source_size} against the number of source models "
                               f"(bands: the paper's 95% CI).", runs=cfg.source_runs, sizes=[cfg.source_size],
-                              n_sources=", ".join(map(str, cfg.source_counts))))
+                              n_sources=", ".join(map(str, cfg.source_counts))),
+                  stand_in=self.cfg.data.kind == "synthetic")
         book.claim_note("Sources sweep, computed", claims.sources_spread(sweep), f"{self.prefix}_sources_spread")
 
     def in_short(self) -> dict:
