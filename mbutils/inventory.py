@@ -18,6 +18,7 @@ from .bundle.read import _read_bundle, list_bundles
 from .catalogue import STAND_INS
 from .datapath import data_folders, describe_data_path
 from .errors import BundleError
+from .styles import count_noun
 
 PROVENANCE = "provenance.json"
 COLUMNS = ["name", "kind", "models", "items", "subtasks", "confidences", "folder", "licence"]
@@ -121,7 +122,7 @@ def describe(name: str) -> str:
     row = rows[name]
     items = "?" if row["items"] is None else format(row["items"], ",")
     fields = [("folder", f"{row['folder']} ({row['origin']})"), ("models", _models(row)),
-              ("items", f"{items} in {row['subtasks'] or '?'} subtask(s)"),
+              ("items", f"{items} in " + (count_noun(row["subtasks"], "subtask") if row["subtasks"] else "? subtasks")),
               ("confidences", "?" if row["confidences"] is None else ("yes" if row["confidences"] else "no")),
               ("licence", row["licence"])]
     if row.get("target_sets"):

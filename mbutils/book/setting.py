@@ -26,6 +26,7 @@ from ..selectors import make_selector
 from ..selectors.base import SourceData
 from .display import admonition
 from .params import _opt_int, int_list, name_list, parse_cases
+from ..styles import count_noun, target_set_label
 from ..validation import check_choice
 
 
@@ -104,11 +105,13 @@ class Setting:
         p = self.protocol
         target_set = target_set or p.target_set
         n_set = len(self.benchmark.target_sets.get(target_set, ())) if target_set else 0
-        targets = (f"the {n_set} models of target set '{target_set}'" if target_set
-                   else f"{p.n_targets} random targets")
+        targets = (f"the {count_noun(n_set, 'model')} of target set '{target_set_label(target_set)}'" if target_set
+                   else count_noun(p.n_targets, "random target"))
         sizes = list(sizes or self.sizes)
-        return (f"{self.data.name} ({self.data.kind}); {runs or p.n_runs} runs; "
-                f"{n_sources or p.n_sources} sources, {targets}; seed {p.seed}; "
+        n_src = n_sources or p.n_sources
+        sources = f"{n_src} sources" if isinstance(n_src, str) else count_noun(n_src, "source")
+        return (f"{self.data.name} ({self.data.kind}); {count_noun(runs or p.n_runs, 'run')}; "
+                f"{sources}, {targets}; seed {p.seed}; "
                 f"k = {', '.join(map(str, sizes))}; profile '{self.profile}'")
 
     def caption(self, text: str, **kw) -> str:
