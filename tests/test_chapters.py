@@ -137,6 +137,17 @@ def _glued(nb) -> dict[str, str]:
     return out
 
 
+def test_no_chapter_glues_a_key_twice(executed):
+    """myst-nb warns on a duplicate glue key, which fails the strict book build."""
+    for (chapter, variant), result in executed.items():
+        if isinstance(result, Exception):
+            continue
+        names = [o["metadata"]["scrapbook"]["name"] for c in result[1].cells for o in c.get("outputs", [])
+                 if "scrapbook" in o.get("metadata", {})]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        assert not twice, f"{chapter} ({variant}) glues {twice} more than once"
+
+
 def test_front_page_glue_keys_are_produced_by_their_chapters(executed):
     wanted: dict[str, set[str]] = {}
     for path, key in re.findall(r"\{glue:text\}`([^`:]+)::([A-Za-z0-9_]+)", (REPO / "intro.md").read_text()):
