@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from .datapath import describe_data_path
 from .catalogue import BENCHMARK_TITLES, BENCHMARKS, CATALOGUE, SYNTHETIC_PREFIX  # noqa: F401  (re-exported)
 from .errors import MbutilsError
-from .styles import count_noun
 
 
 #: The smallest pool the protocol can run on: 2 targets (one pair) and at least 1 source.
@@ -48,7 +47,7 @@ class DataChoice:
                 "custom": "a user bundle"}[self.kind]
         conf = "with" if b.confidence is not None else "without"
         return (f"{b.name}: {what}; {b.n_models} models x {b.n_items:,} items, "
-                f"{count_noun(len(b.subtask_names), 'subtask')}, {conf} confidences")
+                f"{len(b.subtask_names)} subtask{'s' if len(b.subtask_names) != 1 else ''}, {conf} confidences")
 
 
 def load_bundle(name_or_dir, *, missing: str = "error"):
