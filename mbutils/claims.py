@@ -172,7 +172,8 @@ def sources_spread(sweep: pd.DataFrame | list[dict]) -> Claim:
     learners = finite[[needs_sources(s) for s in finite["selector"]]]
     free = sorted({label(s) for s in sweep["selector"] if not needs_sources(s)})
     counts = sorted(int(n) for n in sweep["n_sources"].unique())
-    tail = (f" ({', '.join(free)} read{'s' if len(free) == 1 else ''} no source model and reuse{'s' if len(free) == 1 else ''} "
+    names = free[0] if len(free) == 1 else "; ".join(free[:-1]) + " and " + free[-1] if free else ""
+    tail = (f" ({names} read{'s' if len(free) == 1 else ''} no source model and reuse{'s' if len(free) == 1 else ''} "
             "the same runs at every count, so their MDAD cannot move)" if free else "")
     if learners.empty:
         return Claim(f"no method that learns from source models was run{tail}", "sources_spread", inputs)
