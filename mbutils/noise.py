@@ -23,9 +23,6 @@ import numpy as np
 import pandas as pd
 
 BETTER, WORSE, WITHIN = "better", "worse", "within noise"
-#: The rule in one sentence, for pages and notes.
-RULE = ("two MDADs differ only when their 95% intervals (the paper's per-bin bootstrap, as in the "
-        "tables), each extended up by one gap bin, do not overlap; otherwise the difference is within noise")
 #: The gap-bin width (points) assumed when a table does not carry its own (``attrs["bin_width"]``).
 DEFAULT_BIN = 0.5
 #: Fewer target pairs per run, or fewer runs, than this make a thin pool: comparisons there are weak.
@@ -83,13 +80,10 @@ def clear_best(table: pd.DataFrame, size: int) -> str | None:
     if len(part) < 2:
         return None
     low, high = intervals(part)
-    names = part["selector"].to_numpy()
-    for i in np.argsort(high, kind="stable")[:1]:
-        others = np.arange(len(names)) != i
-        if (compare(np.full(others.sum(), low[i]), np.full(others.sum(), high[i]),
-                    low[others], high[others]) == BETTER).all():
-            return str(names[i])
-    return None
+    i = int(np.argmin(high))  # only the lowest upper end can lie below every other interval
+    others = np.arange(len(part)) != i
+    clear = (compare(low[i], high[i], low[others], high[others]) == BETTER).all()
+    return str(part["selector"].iloc[i]) if clear else None
 
 
 def not_worse_than_all(table: pd.DataFrame, selector: str = "random") -> pd.Series:

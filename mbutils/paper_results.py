@@ -54,14 +54,10 @@ class PaperResultsError(MbutilsError, LookupError):
 
 
 # ----------------------------------------------------------------------- finding
-def data_folders() -> list[Path]:
-    """The folders of the data path (``$MBUTILS_DATA``, then the repository's ``data/``), in order."""
-    return [folder.path for folder in datapath.data_folders()]
-
-
 def find_folder(folders=None) -> Path | None:
     """The first ``paper-results`` folder on the data path, or None when there is none."""
-    for root in (data_folders() if folders is None else [Path(f) for f in folders]):
+    roots = [f.path for f in datapath.data_folders()] if folders is None else [Path(f) for f in folders]
+    for root in roots:
         candidate = root / FOLDER
         if candidate.is_dir():
             return candidate
@@ -182,19 +178,14 @@ def estimation_summary(benchmark: str, n_sources: int = 300, folder=None) -> pd.
 
 
 # ----------------------------------------------------------------------- same data
-def _intervals(table: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """[low, high] per row, with the noise rule's conventions (:func:`mbutils.noise.intervals`)."""
-    return noise.intervals(table)
-
-
 def side_by_side(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
     """Per selector x size present in both: our MDAD and CI beside the paper's, ``overlap`` False
     where the two intervals are disjoint (a not-reached MDAD is the point at infinity)."""
     keep = ["selector", "size", "mdad", "ci_low", "ci_high"]
     merged = ours[keep].merge(paper[keep], on=["selector", "size"], suffixes=("_ours", "_paper"))
-    lo_o, hi_o = _intervals(merged[["mdad_ours", "ci_low_ours", "ci_high_ours"]].set_axis(keep[2:], axis=1))
-    lo_p, hi_p = _intervals(merged[["mdad_paper", "ci_low_paper", "ci_high_paper"]].set_axis(keep[2:], axis=1))
-    merged["overlap"] = (lo_o <= hi_p) & (lo_p <= hi_o)
+    lo_o, hi_o = noise.intervals(merged[["mdad_ours", "ci_low_ours", "ci_high_ours"]].set_axis(keep[2:], axis=1))
+    lo_p, hi_p = noise.intervals(merged[["mdad_paper", "ci_low_paper", "ci_high_paper"]].set_axis(keep[2:], axis=1))
+    merged["overlap"] = noise.compare(lo_o, hi_o, lo_p, hi_p) == noise.WITHIN  # the book's one rule
     merged["difference"] = merged["mdad_ours"] - merged["mdad_paper"]
     return merged
 
