@@ -143,13 +143,21 @@ def test_front_page_shows_computed_findings(book_html):
     assert re.search(r"τ\s*=\s*(<[^>]+>\s*)*-?\d\.\d\d", text), "Kendall tau value missing on the front page"
 
 
-def test_figures_are_numbered_on_every_page(book_html):
-    for doc in toc_pages():
+def test_figures_are_numbered_by_chapter_and_cited_by_link_on_every_page(book_html):
+    for position, doc in enumerate(toc_pages()):
         text = (book_html / f"{doc}.html").read_text()
-        numbers = [int(n) for n in re.findall(r"<b>Figure (\d+)\.</b>", text)]
-        assert numbers == list(range(1, len(numbers) + 1)), f"{doc}: figures numbered {numbers}"
-        n_figures = text.count('class="mbutils-figure"')
-        assert n_figures == len(numbers), f"{doc}: {n_figures} figures, {len(numbers)} numbers"
+        if position:  # the built contents number the page as the figures do
+            assert re.search(rf'<h1>(<span class="section-number">)?{position}\.', text), f"{doc}: not chapter {position}"
+        for kind, css in (("Figure", "mbutils-figure"), ("Table", "mbutils-table-wrap")):
+            numbers = re.findall(rf"<b>{kind} (\d+)\.(\d+)\.</b>", text)
+            assert {int(c) for c, _ in numbers} <= {position}, f"{doc}: {kind.lower()}s of another chapter"
+            counts = [int(n) for _, n in numbers]
+            assert counts == list(range(1, len(counts) + 1)), f"{doc}: {kind.lower()}s numbered {counts}"
+            assert text.count(f'class="{css}"') == len(numbers), f"{doc}: an unnumbered {kind.lower()}"
+        anchors = set(re.findall(r'class="mbutils-(?:figure|table-wrap)" id="([^"]+)"', text))
+        links = set(re.findall(r'<a class="mbutils-ref" href="#([^"]+)"|<a href="#([^"]+)" class="mbutils-ref"', text))
+        targets = {a or b for a, b in links}
+        assert targets <= anchors, f"{doc}: links to figures or tables it does not show: {sorted(targets - anchors)}"
 
 
 def test_the_index_lists_the_glossary_terms(book_html):

@@ -22,6 +22,7 @@ import pytest
 from conftest import REPO, real_bundle
 from helpers import random_benchmark
 from mbutils import book
+from mbutils.book.numbering import chapter_number
 from mbutils.chapters import (ChapterError, chapter_names, chapter_parameters, chapter_path, is_notebook_source,
                               parameters_cell, parse_value, read_chapter, run_chapter, to_notebook)
 
@@ -117,14 +118,35 @@ def test_chapter_executes_with_every_figure(executed, chapter, variant):
         assert images or notes, f"{chapter} ({variant}): figure cell {cell.execution_count} drew nothing"
         assert not [o for o in cell.outputs if "image/png" in o.get("data", {})], "a figure outside book.show"
         for figure in images:  # numbered, captioned, with alt text that is not a file name
-            assert re.search(r"<b>Figure \d+\.</b>", figure), f"{chapter}: an unnumbered figure"
+            assert re.search(r"<b>Figure \d+\.\d+\.</b>", figure), f"{chapter}: a figure not numbered by chapter"
             alt = re.search(r'alt="([^"]*)"', figure).group(1)
             assert len(alt) > 15 and not re.search(r"\.(png|svg|jpg)$", alt), f"{chapter}: alt text {alt!r}"
-    numbers = [int(n) for n in re.findall(r"<b>Figure (\d+)\.</b>", "".join(
-        o.get("data", {}).get("text/html", "") for c in code for o in c.get("outputs", [])))]
-    assert numbers == list(range(1, len(numbers) + 1)), f"{chapter}: figures numbered {numbers}"
+    shown = "".join(o.get("data", {}).get("text/html", "") for c in code for o in c.get("outputs", []))
+    for kind in ("Figure", "Table"):
+        numbers = re.findall(rf"<b>{kind} (\d+)\.(\d+)\.</b>", shown)
+        assert {int(c) for c, _ in numbers} <= {chapter_number(chapter)}, f"{chapter}: {kind.lower()}s of another chapter"
+        counts = [int(n) for _, n in numbers]
+        assert counts == list(range(1, len(counts) + 1)), f"{chapter}: {kind.lower()}s numbered {counts}"
     text = html.read_text()
     assert "Traceback" not in text
+
+
+@pytest.mark.parametrize("chapter,variant", CASES)
+def test_every_figure_and_table_is_labelled_and_cited(executed, chapter, variant):
+    """Each figure and table has a label; the prose cites it ({glue:md}`fig-<label>`) or a computed
+    sentence links to it; every citation in the prose names a figure or table the page shows."""
+    _, nb = _result(executed, chapter, variant)
+    source = chapter_path(chapter).read_text()
+    shown = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells if c.cell_type == "code"
+                    for o in c.get("outputs", []))
+    anchors = re.findall(r'class="mbutils-(?:figure|table-wrap)" id="([^"]+)"', shown)
+    unlabelled = [a for a in anchors if re.fullmatch(r"(fig|tab)-[\d-]+", a)]
+    assert not unlabelled, f"{chapter} ({variant}): figures or tables without a label: {unlabelled}"
+    references = {k for k in _glued(nb) if k.startswith(("fig-", "tab-"))}
+    cited = set(re.findall(r"\{glue:md\}`((?:fig|tab)-[a-z0-9-]+)`", source))
+    linked = set(re.findall(r'href="#((?:fig|tab)-[a-z0-9-]+)"', shown))
+    assert references <= cited | linked, f"{chapter} ({variant}): never cited: {sorted(references - cited - linked)}"
+    assert cited <= references, f"{chapter} ({variant}): cited but not shown: {sorted(cited - references)}"
 
 
 def _glued(nb) -> dict[str, str]:

@@ -15,6 +15,7 @@ from ..errors import BookError, MbutilsError
 from ..profiles import (PROFILE_ENV, PAPER_SOURCES, PAPER_SELECTORS, BenchProfile, PROFILES, profile_name, default_jobs,
     PROFILE_BLURB, variant_benchmarks, target_cases)
 from .params import (int_list, name_list, parse_cases)
+from .numbering import chapter, not_shown, ref
 from .display import (claim_note, glue_claim, admonition, note, figure_png, show, pretty, table, download_link, download, glue, settings_list,
     settings_caption, facts_html)
 from .setting import (Setting, configure, stand_in_banner, diversity_map, is_book_data, pick_data, variant_data, paper_selectors, run_view, item_map,
@@ -34,7 +35,7 @@ def data_listing():
     return _listing(folders=False)
 
 
-__all__ = ['data_listing', 'diversity_map', 'needs_sources', 'stand_in_banner', 'subtask_summary', 'worked_example', 'pair_table', 'BENCHMARK_TITLES', 'BENCHMARKS', 'CATALOGUE', 'DataChoice', 'benchmark_key', 'resolve_data',
+__all__ = ['chapter', 'not_shown', 'ref', 'data_listing', 'diversity_map', 'needs_sources', 'stand_in_banner', 'subtask_summary', 'worked_example', 'pair_table', 'BENCHMARK_TITLES', 'BENCHMARKS', 'CATALOGUE', 'DataChoice', 'benchmark_key', 'resolve_data',
     'BookError', 'MbutilsError', 'PROFILE_ENV', 'PAPER_SOURCES', 'PAPER_SELECTORS', 'BenchProfile',
     'PROFILES', 'profile_name', 'default_jobs', 'PROFILE_BLURB', 'variant_benchmarks', 'target_cases',
     'int_list', 'name_list', 'parse_cases', 'claim_note', 'glue_claim', 'admonition', 'note', 'figure_png', 'show', 'pretty',

@@ -16,6 +16,7 @@ from ..reports import fmt_points  # noqa: F401  (chapters call book.fmt_points)
 from ..styles import (CI_FLOOR_MARK, CI_FLOOR_NOTE, ci_bound_text, ci_floored, column_label, label,  # noqa: F401
                       target_set_label, yes_no)
 from ..tables import MDAD_VALUE_COLUMNS, NOT_REACHED, render
+from .numbering import next_number
 
 
 def admonition(title: str, body_html: str, kind: str = "note") -> str:
@@ -36,7 +37,6 @@ COLUMN_PX = 720
 #: The smallest text a reader should have to read on a figure, in CSS px as displayed.
 MIN_TEXT_PX = 9.0
 _DPI_RANGE = (24.0, 140.0)  # a wide figure is drawn smaller and its text scaled up, not shrunk on screen
-_figures_shown = 0  # figure numbers run through one page (one kernel)
 
 
 def figure_png(fig, dpi: float = 110) -> bytes:
@@ -106,36 +106,36 @@ def prepare_figure(fig, stand_in=False) -> float:
     return dpi
 
 
-def render_figure(fig, caption: str, *, alt: str | None = None, stand_in=False) -> str:
+def render_figure(fig, caption: str, *, alt: str | None = None, stand_in=False, label: str | None = None) -> str:
     """The HTML of a numbered figure: an embedded PNG sized for the column, its alt text and caption.
 
     The PNG's natural width is about :data:`COLUMN_PX`, so it is not shrunk on screen; text
     is scaled so that none is displayed below :data:`MIN_TEXT_PX`. Panels drawn from
     synthetic stand-ins carry a small "stand-in data" stamp when ``stand_in`` says so
-    (True: all panels; or a sequence of Axes); the caption is left as written.
+    (True: all panels; or a sequence of Axes); the caption is left as written. The figure
+    is numbered per chapter; with a ``label`` the prose can cite it (see :mod:`.numbering`).
     """
-    global _figures_shown
     dpi = prepare_figure(fig, stand_in)
-    _figures_shown += 1
-    number = _figures_shown
+    number, anchor = next_number("figure", label)
     png = figure_png(fig, dpi)
     width = int.from_bytes(png[16:20], "big")  # the PNG header's width field
     alt = alt or caption.split(". ")[0].rstrip(".")
     data = base64.b64encode(png).decode()
-    return (f'<figure class="mbutils-figure" id="figure-{number}">'
+    return (f'<figure class="mbutils-figure" id="{anchor}">'
             f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}" '
             f'width="{width}" style="max-width:100%;height:auto">'
             f'<figcaption class="mbutils-caption"><b>Figure {number}.</b> {html.escape(caption)}</figcaption>'
             "</figure>")
 
 
-def show(fig, caption: str, *, alt: str | None = None, stand_in=False) -> None:
+def show(fig, caption: str, *, alt: str | None = None, stand_in=False, label: str | None = None) -> None:
     """Display a numbered figure with its caption (in the book and in papermill runs alike).
 
     ``stand_in``: False (real data), True (every panel drawn from a synthetic stand-in) or
-    the Axes of the panels that are; those panels get a "stand-in data" stamp.
+    the Axes of the panels that are; those panels get a "stand-in data" stamp. ``label``
+    glues ``fig-<label>``, the reference the text cites (``{glue:md}`fig-<label>```).
     """
-    display(HTML(render_figure(fig, caption, alt=alt, stand_in=stand_in)))
+    display(HTML(render_figure(fig, caption, alt=alt, stand_in=stand_in, label=label)))
 
 
 #: Columns that hold MDAD values (points; NaN = not reached), by their name in the tables
@@ -196,10 +196,11 @@ def pretty(table, digits: int = 2, *, mdad_columns=()):
     return out
 
 
-def table(df, digits: int = 2, caption: str | None = None, *, mdad_columns=()) -> None:
-    """Display a table as HTML without the index (readable in the book and nbconvert).
+def table(df, digits: int = 2, caption: str | None = None, *, mdad_columns=(), label: str | None = None) -> None:
+    """Display a numbered table as HTML without the index (readable in the book and nbconvert).
 
-    ``mdad_columns`` names further columns that hold MDADs (see :func:`pretty`).
+    ``mdad_columns`` names further columns that hold MDADs (see :func:`pretty`); ``label``
+    glues ``tab-<label>``, the reference the text cites.
     """
     shown = pretty(df, digits, mdad_columns=mdad_columns)
     body = shown.to_html(index=False, border=0, classes="table mbutils-table", na_rep="", escape=True)
@@ -207,10 +208,9 @@ def table(df, digits: int = 2, caption: str | None = None, *, mdad_columns=()) -
     if df.attrs.get("ci_floored") and CI_FLOOR_NOTE not in footnotes:  # cells written as 'MDAD [low, high]'
         footnotes.append(CI_FLOOR_NOTE)
     notes = " ".join(footnotes)
-    text = " ".join(part for part in ((f"<b>Table.</b> {html.escape(caption)}" if caption else ""),
-                                      html.escape(notes)) if part)
-    cap = f'<p class="mbutils-caption">{text}</p>' if text else ""
-    display(HTML(f'<div class="mbutils-table-wrap">{body}</div>{cap}'))
+    number, anchor = next_number("table", label)
+    text = " ".join(part for part in (f"<b>Table {number}.</b>", html.escape(caption or ""), html.escape(notes)) if part)
+    display(HTML(f'<div class="mbutils-table-wrap" id="{anchor}">{body}</div><p class="mbutils-caption">{text}</p>'))
 
 
 def download_link(df, filename: str, text: str | None = None) -> str:
