@@ -183,14 +183,25 @@ def _failure(err) -> str:
 
 
 def render_html(notebook: Path, html_path: Path) -> Path:
-    """The executed notebook as one self-contained HTML page (figures embedded)."""
+    """The executed notebook as one self-contained HTML page (figures embedded).
+
+    The page is rendered from a copy whose Markdown cells are plain Markdown
+    (:mod:`mbutils.standalone`: glued values pasted, roles and directives resolved); the
+    notebook file is not changed.
+    """
     import warnings
 
+    import nbformat
     from nbconvert import HTMLExporter
 
+    from .standalone import book_index, plain_notebook
+
+    notebook = Path(notebook)
+    page = plain_notebook(nbformat.read(notebook, as_version=4), page=notebook.stem, book=book_index())
+    resources = {"metadata": {"name": notebook.stem, "path": str(notebook.parent)}}  # as from_filename sets
     with warnings.catch_warnings():  # glue records (myst-nb) have no HTML form; nothing is lost
         warnings.filterwarnings("ignore", message=".*papermill.record.*", category=UserWarning)
-        body, _ = HTMLExporter(template_name="lab").from_filename(str(notebook))
+        body, _ = HTMLExporter(template_name="lab").from_notebook_node(page, resources=resources)
     html_path.write_text(body, encoding="utf-8")
     return html_path
 
