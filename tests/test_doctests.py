@@ -98,7 +98,7 @@ def test_selector_methods_have_examples(method):
 
 def test_submodules_do_not_shadow_public_names():
     """Importing a submodule binds it on the package, so a public function named like its module
-    (``mbutils.audit`` in ``mbutils/audit.py``) must still be the function once something has
+    (a module named like the function, as ``mbutils/audit.py`` once was) must still be the function once something has
     imported the module (the command line, a test). Checked in a fresh interpreter, where the
     order of imports is known."""
     clashing = [name for name in PUBLIC if importlib.util.find_spec(f"mbutils.{name}") is not None]

@@ -1,8 +1,10 @@
-"""Micro-benchmark selectors by name.
+"""Micro-benchmark selectors, by class or by name.
 
-``make_selector("random")`` returns a fresh selector; :func:`selector_names` lists every
-name the command line accepts. Each family lives in its own module and offers its
-names in a ``SELECTORS`` dict.
+Every selector is a class with explicit constructor parameters (``get_params`` /
+``set_params`` as in scikit-learn): ``AnchorPoints(warm_start=False)``. Each also has a
+name: ``make_selector("anchor_points", warm_start=False)`` builds the same object, and
+:func:`selector_names` lists every name the command line accepts. Each family lives in
+its own module and offers its names in a ``SELECTORS`` dict.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ _REGISTRY: dict[str, Callable[[], Selector]] = {}
 
 
 def register(name: str, factory: Callable[[], Selector]) -> None:
+    """Make ``name`` usable where names are (the command line, profiles). In Python, pass the
+    object itself instead: ``run_experiment(bench, [MySelector()], ...)``."""
     _REGISTRY[name] = factory
 
 
@@ -37,6 +41,18 @@ def _load_families() -> None:
 
 
 def selector_names() -> list[str]:
+    """Every registered selector name, in a fixed order (the command line's choices).
+
+    Returns
+    -------
+    list of str
+        The names :func:`make_selector` accepts, family by family.
+
+    Examples
+    --------
+    >>> selector_names()[:3]
+    ['random', 'subtask_equal', 'subtask_equal_weighted']
+    """
     _load_families()
     return list(_REGISTRY)
 
@@ -50,17 +66,52 @@ def needs_sources(name: str) -> bool:
         return True
 
 
-def make_selector(name: str) -> Selector:
-    """A new selector with default parameters; unknown names list the known ones."""
+def make_selector(name: str, **params) -> Selector:
+    """A new selector of a registered name, with ``params`` set over its defaults.
+
+    Parameters
+    ----------
+    name : str
+        A name of :func:`selector_names` (``"anchor_points"``).
+    **params
+        Constructor parameters to set (``<name>__<parameter>`` reaches a nested model's).
+
+    Returns
+    -------
+    Selector
+        A fresh, unprepared selector. Unknown names list the known ones; unknown
+        parameters list the selector's.
+
+    Examples
+    --------
+    >>> make_selector("confidence_stratified", n_strata=5)
+    ConfidenceStratified(n_strata=5, estimator='ht')
+    """
     _load_families()
     try:
-        return _REGISTRY[name]()
+        factory = _REGISTRY[name]
     except KeyError:
         raise SelectorError(
             f"unknown selector {name!r}; choose from: {', '.join(_REGISTRY)}"
         ) from None
+    selector = factory()
+    return selector.set_params(**params) if params else selector
 
 
 _load_families()
 
-__all__ = ["MicroBenchmark", "Selector", "SourceData", "make_selector", "needs_sources", "register", "selector_names"]
+from .adaptive import AdaptiveFisher, AdaptivePIRT, AdaptiveRandomesque  # noqa: E402
+from .anchor import AnchorPoints, AnchorPointsBinary  # noqa: E402
+from .confidence import ConfidenceStratified  # noqa: E402
+from .diversity import Diversity, DiversityWeighted  # noqa: E402
+from .random_sampling import RandomSelector, SubtaskEqualSelector, SubtaskProportionalSelector  # noqa: E402
+from .spec import resolve_selectors, selector_label  # noqa: E402
+from .tinybench import TinyBenchmarks, TinyBenchmarksGPIRT, TinyBenchmarksIRT, TinyBenchmarksPIRT  # noqa: E402
+
+#: The selector classes, in the order of :func:`selector_names`' families.
+CLASSES = (RandomSelector, SubtaskEqualSelector, SubtaskProportionalSelector, ConfidenceStratified, Diversity,
+           DiversityWeighted, AnchorPoints, AnchorPointsBinary, TinyBenchmarks, TinyBenchmarksIRT, TinyBenchmarksPIRT,
+           TinyBenchmarksGPIRT, AdaptiveFisher, AdaptiveRandomesque, AdaptivePIRT)
+
+__all__ = ["MicroBenchmark", "Selector", "SourceData", "make_selector", "needs_sources", "register", "selector_names",
+           "resolve_selectors", "selector_label", *(c.__name__ for c in CLASSES)]

@@ -394,7 +394,7 @@ def audit(benchmark: Benchmark, items: Sequence[str], weights=None, *, n_random:
     Returns
     -------
     AuditReport
-        A frozen record (``mbutils.audit.AuditReport``; ``mbutils.audit.format_audit`` prints
+        A frozen record (``mbutils.auditing.AuditReport``; ``mbutils.auditing.format_audit`` prints
         it as the command line does) with ``name``, ``items`` and ``weights`` (normalised),
         ``n_models``, ``n_truth_items`` (items the truth is measured on), ``truth``,
         ``threshold``, ``n_random``; ``results`` (tidy rows in the format of
