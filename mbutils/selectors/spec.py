@@ -17,7 +17,7 @@ from .base import Selector
 
 
 def _registered():
-    from . import _REGISTRY, _load_families
+    from .registry import _REGISTRY, _load_families
 
     _load_families()
     return _REGISTRY
@@ -27,7 +27,7 @@ def as_selector(spec) -> Selector:
     """A fresh selector from a registered name or a :class:`Selector` (cloned, so a run never
     changes the caller's object)."""
     if isinstance(spec, str):
-        from . import make_selector
+        from .registry import make_selector
 
         return make_selector(spec)
     if isinstance(spec, Selector):
