@@ -110,8 +110,8 @@ def experiment(tree: Path, scratch: Path, data: str, selectors: str, sizes: str,
     env = _env(tree, scratch / "cache")
     # Generate (and cache) a synthetic bundle first, so the job times the experiment only;
     # the same step reports the pool the book fits to the bundle's models.
-    pool = subprocess.run([PY, "-c", "from mbutils.datasets import load_bundle; from mbutils.protocol import fit_to_pool; "
-                           f"print(*fit_to_pool(load_bundle({data!r}).n_models))"],
+    pool = subprocess.run([PY, "-c", "from mbutils.datasets import load_benchmark; from mbutils.protocol import fit_to_pool; "
+                           f"print(*fit_to_pool(load_benchmark({data!r}).n_models))"],
                           env=env, cwd=str(tree), check=True, capture_output=True, text=True).stdout.split()
     if FITTED_POOL[0] in extra:
         at = extra.index(FITTED_POOL[0])

@@ -1,6 +1,17 @@
 """mbutils: how reliable are language-model micro-benchmarks?
 
-The flow is data -> protocol -> selector -> estimates -> metrics -> figures.
+The flow is data -> protocol -> selector -> estimates -> metrics. The public API is the
+names below (imported on first use, so ``import mbutils`` stays cheap):
+
+>>> import mbutils
+>>> bench = mbutils.load_benchmark("synthetic-gpqa")
+>>> protocol = mbutils.Protocol(n_sources=60, n_targets=12, n_runs=2)
+>>> res = mbutils.run_experiment(bench, ["random", mbutils.AnchorPoints()], [10, 25], protocol, progress=False)
+>>> mbutils.mdad_table(res)[["selector", "size"]].values.tolist()
+[['random', 10], ['random', 25], ['anchor_points', 10], ['anchor_points', 25]]
+
+Everything in ``__all__`` is the stable contract; other modules are the package's own
+workings and may change.
 """
 
 __version__ = "0.1.0"
@@ -11,4 +22,42 @@ _pin_data_path()  # relative MBUTILS_DATA entries mean the folder they were type
 
 from .benchmark import Benchmark  # noqa: E402
 
-__all__ = ["Benchmark", "__version__"]
+#: public name -> (module, attribute)
+_PUBLIC = {
+    "load_benchmark": ("datasets", "load_benchmark"),
+    "Protocol": ("protocol", "Protocol"),
+    "run_experiment": ("experiment", "run_experiment"),
+    "mdad_table": ("metrics", "mdad_table"),
+    "summary_table": ("metrics", "summary_table"),
+    "agreement_curve": ("metrics", "agreement_curve"),
+    "plan": ("planning", "plan_table"),
+    "audit": ("auditing", "audit"),
+    "make_selector": ("selectors", "make_selector"),
+    "selector_names": ("selectors", "selector_names"),
+    "Selector": ("selectors", "Selector"),
+    "SourceData": ("selectors", "SourceData"),
+    "MicroBenchmark": ("selectors", "MicroBenchmark"),
+    "MbutilsError": ("errors", "MbutilsError"),
+}
+_SELECTOR_CLASSES = ("RandomSelector", "SubtaskEqualSelector", "SubtaskProportionalSelector", "ConfidenceStratified",
+                     "Diversity", "DiversityWeighted", "AnchorPoints", "AnchorPointsBinary", "TinyBenchmarks",
+                     "TinyBenchmarksIRT", "TinyBenchmarksPIRT", "TinyBenchmarksGPIRT", "AdaptiveFisher",
+                     "AdaptiveRandomesque", "AdaptivePIRT")
+_PUBLIC.update({name: ("selectors", name) for name in _SELECTOR_CLASSES})
+
+__all__ = ["Benchmark", "__version__", *_PUBLIC]
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        from importlib import import_module
+
+        module, attribute = _PUBLIC[name]
+        value = getattr(import_module(f"{__name__}.{module}"), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'mbutils' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))

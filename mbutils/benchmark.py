@@ -18,10 +18,56 @@ from .errors import BundleError
 
 @dataclass(frozen=True, eq=False)
 class Benchmark:
-    """A complete models x items 0/1 matrix with names, subtasks and optional confidences.
+    """A benchmark's results as every method reads them: a complete models x items 0/1 matrix with names.
 
-    Instances are always complete and valid: missing cells are resolved by the loader
-    (error or explicit drop), so every algorithm downstream can rely on dense arrays.
+    :func:`load_benchmark` builds one from a bundle folder or a synthetic stand-in; build one
+    yourself to run the protocol on results you hold in memory. Instances are always
+    complete and valid (checked on construction, :class:`MbutilsError` otherwise): missing
+    cells are resolved by the loader (an error or an explicit drop), so every algorithm
+    downstream can rely on dense arrays. The object is frozen; ``correct`` is stored as
+    ``int8`` and ``confidence`` as ``float64``.
+
+    Parameters
+    ----------
+    name : str
+        The bundle's name, used in messages, cache entries and result metadata.
+    correct : array_like of shape (n_models, n_items)
+        1 where the model answered the item correctly, else 0.
+    models : sequence of str
+        One unique name per row of ``correct``.
+    items : sequence of str
+        One unique name per column of ``correct``.
+    subtasks : sequence of str
+        The subtask of each item (one value for all items when the benchmark has none);
+        every subtask is split into seen and unseen halves separately.
+    confidence : array_like of shape (n_models, n_items), optional
+        Each model's probability of the gold answer, in [0, 1]; the confidence-based
+        selectors read it, and fall back to ``correct`` without it.
+    item_info, model_info : pandas.DataFrame, optional
+        Extra columns per item and per model (from ``items.csv`` and ``models.csv``), in the
+        order of ``items`` and ``models``.
+    target_sets : dict of str to list of str, optional
+        Named sets of models, usable as a protocol's ``target_set``; every name must be one
+        of ``models``.
+    origin : str, optional
+        Where the data came from (a folder, the simulator), for people reading a result.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import Benchmark
+    >>> correct = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 1, 0]])
+    >>> bench = Benchmark(name="toy", correct=correct,
+    ...                   models=["m1", "m2", "m3"], items=["q1", "q2", "q3", "q4"],
+    ...                   subtasks=["x", "x", "y", "y"])
+    >>> bench
+    Benchmark('toy': 3 models x 4 items, 2 subtasks)
+    >>> bench.n_models, bench.n_items, bench.accuracy.tolist()
+    (3, 4, [0.75, 0.25, 0.75])
+    >>> bench.subtask_names.tolist(), bench.subtask_codes.tolist()
+    (['x', 'y'], [0, 0, 1, 1])
+    >>> bench.model_index(["m3", "m1"]).tolist()
+    [2, 0]
     """
 
     name: str
@@ -84,10 +130,12 @@ class Benchmark:
 
     @property
     def n_models(self) -> int:
+        """Number of models (rows)."""
         return self.correct.shape[0]
 
     @property
     def n_items(self) -> int:
+        """Number of items (columns)."""
         return self.correct.shape[1]
 
     @cached_property
@@ -109,6 +157,7 @@ class Benchmark:
 
     @property
     def has_confidence(self) -> bool:
+        """Whether the bundle has confidences (probabilities of the gold answer)."""
         return self.confidence is not None
 
     @cached_property

@@ -174,13 +174,13 @@ def _check_target_set(name: str | None) -> None:
 
 
 def cmd_experiment(args) -> int:
-    from .datasets import load_bundle
+    from .datasets import load_benchmark
     from .experiment import run_experiment
     from .protocol import Protocol
 
     _check_out(args.out)
     _check_target_set(args.target_set)
-    bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
+    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
     protocol = Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs,
                         seed=args.seed, target_set=args.target_set)
     results = run_experiment(bench, args.selectors, args.sizes, protocol, jobs=args.jobs,
@@ -322,7 +322,21 @@ def cmd_import(args) -> int:
     return _save_imported(bench, args.out, args.quiet)
 
 
+#: What the chapter commands need beyond the library (the ``book`` extra).
+BOOK_MODULES = ("nbformat", "jupytext", "papermill", "nbconvert", "ipykernel", "matplotlib", "myst_nb")
+
+
+def _need_book_packages(command: str) -> None:
+    from importlib.util import find_spec
+
+    absent = [m for m in BOOK_MODULES if find_spec(m) is None]
+    if absent:
+        raise MbutilsError(f"{command} needs the book's packages ({', '.join(absent)} missing): "
+                           "pip install 'mbutils[book]', or pip install -r requirements.txt in the repository")
+
+
 def cmd_run_chapter(args) -> int:
+    _need_book_packages("run-chapter")
     from .chapters import run_chapter
 
     params = dict(args.param)
@@ -333,6 +347,7 @@ def cmd_run_chapter(args) -> int:
 
 
 def cmd_notebook(args) -> int:
+    _need_book_packages("notebook")
     from .chapters import chapter_path, to_notebook
 
     out = Path(args.out) if args.out else Path(f"{chapter_path(args.chapter).stem}.ipynb")
@@ -364,10 +379,10 @@ def _results_of(bench, path: str) -> pd.DataFrame:
 
 
 def cmd_plan(args) -> int:
-    from .datasets import load_bundle
+    from .datasets import load_benchmark
     from .planning import cached_results, format_plan, plan_table
 
-    bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
+    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
     protocol = _protocol_from(args)
     if args.results:
         results = _results_of(bench, args.results)
@@ -383,15 +398,15 @@ def cmd_plan(args) -> int:
 
 
 def cmd_audit(args) -> int:
-    from .audit import audit, format_audit, read_items, read_weights
-    from .datasets import load_bundle
+    from .auditing import audit, format_audit, read_items, read_weights
+    from .datasets import load_benchmark
 
     if args.out is not None:
         _check_out(args.out)
     _check_target_set(args.target_set)
     if args.weights is not None and not args.weights.strip():
         raise ResultsError("--weights is empty; give a weights file, or leave the option out for a plain mean")
-    bench = load_bundle(args.data, missing=MISSING_CHOICES[args.missing])
+    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
     items, weights = read_items(args.items)
     if args.weights:
         weights = read_weights(args.weights, items)

@@ -1,7 +1,7 @@
 """The benchmarks the book knows, and how a name becomes a bundle (real first, else a stand-in).
 
 The registry of benchmark facts is :data:`mbutils.catalogue.CATALOGUE`. Here,
-:func:`load_bundle` loads any name — a folder, a bundle on the search path, or a
+:func:`load_benchmark` loads any name — a folder, a bundle on the search path, or a
 simulated ``synthetic-*`` stand-in — and :func:`resolve_data` turns a chapter's ``data``
 value into a :class:`DataChoice`: the bundle plus a plain reason that the page prints.
 """
@@ -50,8 +50,32 @@ class DataChoice:
                 f"{len(b.subtask_names)} subtask{'s' if len(b.subtask_names) != 1 else ''}, {conf} confidences")
 
 
-def load_bundle(name_or_dir, *, missing: str = "error"):
-    """A bundle by folder or name, or a simulated stand-in for a ``synthetic-*`` name no folder has."""
+def load_benchmark(name_or_dir, *, missing: str = "error"):
+    """A :class:`~mbutils.Benchmark` by folder or name, or a simulated stand-in for a ``synthetic-*``
+    name no folder has.
+
+    Parameters
+    ----------
+    name_or_dir : str or path
+        A bundle folder (``responses.csv`` and ``items.csv``, optionally ``confidence.csv``),
+        a bundle name on the data path (``gpqa``; see ``python -m mbutils data``), or
+        ``synthetic-gpqa`` / ``synthetic-bbh`` / ``synthetic-mmlu-pro`` / ``synthetic-mmlu``.
+    missing : {"error", "drop_models", "drop_items"}
+        What to do with empty cells: refuse them (naming file, row and column), or drop
+        the models or items that have them.
+
+    Returns
+    -------
+    Benchmark
+        Models x items correctness (and confidences, subtasks, target sets when the bundle has them).
+
+    Examples
+    --------
+    >>> from mbutils import load_benchmark
+    >>> bench = load_benchmark("gpqa")
+    >>> bench.n_models, bench.n_items
+    (420, 448)
+    """
     from .bundle import find_bundle
     from .bundle import load_bundle as load_folder
 
@@ -84,7 +108,7 @@ def _real_candidates(key: str, *, min_models: int, need_set: str | None):
             find_bundle(real)
         except MbutilsError:
             continue
-        bench = load_bundle(real, missing="drop_models")
+        bench = load_benchmark(real, missing="drop_models")
         if bench.n_models < min_models:
             yield real, None, (f"the real bundle '{real}' has only {bench.n_models} complete models "
                                f"({min_models} needed)")
@@ -123,12 +147,12 @@ def resolve_data(data: str, *, min_models: int = MIN_MODELS, missing: str = "err
     data = str(data).strip()
     key = benchmark_key(data)
     if data.startswith("synthetic-"):
-        return DataChoice(data, key, "synthetic", load_bundle(data), "requested explicitly")
+        return DataChoice(data, key, "synthetic", load_benchmark(data), "requested explicitly")
     if data in CATALOGUE:
         name, bench, reason = real_or_stand_in(data, min_models=min_models, target_set=target_set)
         if bench is not None:
             return DataChoice(data, key, "real", bench, reason)
-        return DataChoice(data, key, "synthetic", load_bundle(name), reason)
-    bench = load_bundle(data, missing=missing)
+        return DataChoice(data, key, "synthetic", load_benchmark(name), reason)
+    bench = load_benchmark(data, missing=missing)
     kind = "real" if key != "custom" else "custom"
     return DataChoice(data, key, kind, bench, f"bundle '{data}'")

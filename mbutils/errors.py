@@ -8,7 +8,32 @@ from __future__ import annotations
 
 
 class MbutilsError(Exception):
-    """Base class: a problem with the user's input or request."""
+    """A problem with the user's input or request, with a message meant for people.
+
+    The base class of every error mbutils raises on purpose: a bundle that cannot be read
+    (``BundleError``), a protocol the data cannot support (``ProtocolError``), a selector
+    asked for something it cannot do (``SelectorError``), a results table that cannot be
+    used (``ResultsError``), and the book's and cache's own. Each of these is also a
+    ``ValueError`` (or ``RuntimeError``, ``OSError``) as fits. Catch ``MbutilsError`` to tell
+    a wrong request from a bug; the command line prints its message and exits with status 1.
+
+    Parameters
+    ----------
+    *args : str
+        The message, one string: what is wrong, where (file, row, column, parameter) and
+        what to do about it.
+
+    Examples
+    --------
+    >>> from mbutils import MbutilsError, make_selector
+    >>> try:
+    ...     make_selector("no_such_selector")
+    ... except MbutilsError as err:
+    ...     print(type(err).__name__, isinstance(err, ValueError))
+    ...     print(str(err).split(";")[0])
+    SelectorError True
+    unknown selector 'no_such_selector'
+    """
 
 
 class BundleError(MbutilsError, ValueError):

@@ -20,9 +20,10 @@ from .cache import content_key, entry_path, locked_if_possible, read_table, writ
 from .errors import ProtocolError
 from .fingerprint import code_fingerprint
 from .provenance import make_record, stamp
-from .protocol import Protocol, Run, check_protocol, draw_run, rng_for
-from .selectors import make_selector
-from .selectors.base import SourceData
+from .protocol import Protocol, Run, check_protocol, draw_run
+from .runs import seeded_choices, single_threaded, source_data, stream_of  # noqa: F401 (single_threaded: callers)
+from .selectors.base import Selector
+from .selectors.spec import as_selector, check_picklable, resolve_selectors, selector_identity
 from .validation import check_choice
 
 BACKENDS = ("loky", "threading", "sequential", "dask", "ray")
@@ -51,24 +52,23 @@ def check_sizes(benchmark: Benchmark, sizes: Sequence[int]) -> list[int]:
     return sorted(sizes)
 
 
-def cache_path(benchmark: Benchmark, protocol: Protocol, sizes: list[int], name: str):
-    params = make_selector(name).get_params()
+def cache_path(benchmark: Benchmark, protocol: Protocol, sizes: list[int], label: str,
+               selector: Selector | None = None):
+    """Where the results of ``selector`` (labelled ``label``; default: the selector of that name)
+    are cached; None when they cannot be (a class defined outside the package whose source
+    Python cannot read)."""
+    if selector is None:
+        selector = as_selector(label)
+    identity = selector_identity(selector)
+    if identity is None:
+        return None
     key = content_key("results", __version__, code_fingerprint(), benchmark.content_hash, protocol.as_dict(), sizes,
-                      name, params)
-    return entry_path("results", benchmark.name, name, key, suffix=".parquet")
-
-
-def single_threaded():
-    """BLAS limited to one thread, as every experiment runs: a selection recomputed outside the
-    experiment (a chapter's picture or exercise) must run so too, or a large product summed in
-    another order can tip a k-medoids tie and pick other items (0.2 points apart on MMLU-Pro)."""
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1)
+                      label, identity)
+    return entry_path("results", benchmark.name, label, key, suffix=".parquet")
 
 
 def _run_chunk(runs: list[Run], correct: np.ndarray, confidence: np.ndarray | None, subtasks: np.ndarray,
-               selectors: list[str], sizes: list[int], seed: int) -> list[dict]:
+               selectors: dict[str, Selector], sizes: list[int], seed: int) -> list[dict]:
     """Estimates of every (selector, size) for each run of a chunk (whole-bundle arrays).
 
     A worker gets the bundle's arrays once per chunk of runs (joblib memory-maps large
@@ -96,20 +96,19 @@ def chunk_runs(runs: list[Run], workers: int, per_worker: int = 4) -> list[list[
 
 
 def _run_selectors(run, correct, confidence, subtasks, selectors, sizes, seed) -> dict:
+    """Estimates of every (label, size) in one run; ``correct`` holds the run's sources, then its targets."""
     n_src = len(run.sources)
-    src_conf = None if confidence is None else confidence[:n_src][:, run.seen]
     tgt_conf = None if confidence is None else confidence[n_src:][:, run.seen]
-    source = SourceData(correct[:n_src][:, run.seen], subtasks[run.seen], src_conf)
+    source = source_data(correct, subtasks, confidence, np.arange(n_src), run.seen)
     target_correct = correct[n_src:][:, run.seen]
     out, shared = {}, {}
-    for name in selectors:
-        selector = make_selector(name)
-        stream = selector.shared_key() or name
-        if stream not in shared:
-            shared[stream] = selector.prepare(source, rng_for(seed, run.index, "prepare", stream))
-        for k in sizes:
-            micro = selector.select(shared[stream], k, rng_for(seed, run.index, "select", stream, k))
-            out[name, k] = micro.estimate(target_correct, tgt_conf)
+    for label, template in selectors.items():
+        selector = template.clone()  # no state carried from one run to the next
+        stream = stream_of(selector, label)
+        shared[stream], chosen = seeded_choices(selector, source, sizes, seed=seed, run=run.index, label=label,
+                                                prepared=shared.get(stream))
+        for k, micro in chosen.items():
+            out[label, k] = micro.estimate(target_correct, tgt_conf)
     return out
 
 
@@ -225,14 +224,17 @@ def _n_targets(benchmark: Benchmark, protocol: Protocol) -> int:
     return protocol.n_targets
 
 
-def _compute(benchmark: Benchmark, protocol: Protocol, selectors: list[str], sizes: list[int],
+def _compute(benchmark: Benchmark, protocol: Protocol, selectors: dict[str, Selector], sizes: list[int],
              jobs: int, backend: str, progress: bool, scheduler: str | None) -> dict[str, pd.DataFrame]:
     """Run the missing selectors in one pass over runs; each task gets only its run's models."""
     if not selectors:
         return {}
     runs = [draw_run(benchmark, protocol, r) for r in range(protocol.n_runs)]
-    if all(getattr(make_selector(name), "light", False) for name in selectors):
+    if all(getattr(s, "light", False) for s in selectors.values()):
         jobs = 1  # a few milliseconds per run: starting workers would cost more than the work
+    if backend in ("loky", "dask", "ray") and worker_count(jobs, len(runs)) > 1:
+        for label, selector in selectors.items():
+            check_picklable(label, selector)
     chunks = chunk_runs(runs, worker_count(jobs, len(runs)) if backend != "sequential" else 1)
     tasks = ((chunk, benchmark.correct, benchmark.confidence, benchmark.subtask_codes, selectors, sizes, protocol.seed)
              for chunk in chunks)
@@ -242,53 +244,94 @@ def _compute(benchmark: Benchmark, protocol: Protocol, selectors: list[str], siz
     return _tidy(benchmark, runs, [out for chunk in outputs for out in chunk], selectors, sizes)
 
 
-def run_experiment(benchmark: Benchmark, selectors: Sequence[str], sizes: Sequence[int],
+def run_experiment(benchmark: Benchmark, selectors: Sequence, sizes: Sequence[int],
                    protocol: Protocol = Protocol(), *, jobs: int = 1, backend: str = "loky",
                    use_cache: bool = True, progress: bool = True,
                    scheduler: str | None = None) -> pd.DataFrame:
     """Run the paper's protocol for every selector and size; returns the tidy results table.
 
-    Cached selectors are read back; only the missing ones are computed, in one pass over runs.
-    ``backend`` is ``loky`` (processes, default), ``threading``, ``sequential``, ``dask``
-    (``scheduler`` = address of a running scheduler, else a local cluster of ``jobs``
-    workers) or ``ray`` (``scheduler`` = cluster address, else a local runtime).
+    Parameters
+    ----------
+    benchmark : Benchmark
+        The bundle (models x items).
+    selectors : sequence of str or Selector
+        Registered names (``"anchor_points"``) or selector objects (``AnchorPoints(warm_start=False)``,
+        or a class of your own); each is labelled in the ``selector`` column by
+        ``mbutils.selectors.selector_label``, and cached under its class and parameters.
+    sizes : sequence of int
+        Micro-benchmark sizes k, each at most the seen half.
+    protocol : Protocol
+        Sources, targets, runs and seed (default: the paper's headline setting).
+    jobs : int
+        Worker processes (-1: all cores); the table is identical for any number.
+    backend : {"loky", "threading", "sequential", "dask", "ray"}
+        Where runs go: ``loky`` processes (default), threads, this process, a Dask cluster or
+        a Ray runtime. Selector objects reach worker processes by pickling (classes defined
+        in a notebook too); one that cannot be pickled is refused with what to do.
+    use_cache : bool
+        Read and write the results cache (``$MBUTILS_CACHE``, else ``~/.cache/mbutils``).
+    progress : bool
+        Show a progress bar over runs.
+    scheduler : str, optional
+        Dask: address of a running scheduler (else a local cluster of ``jobs`` workers);
+        Ray: cluster address (else a local runtime).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run, selector, size and target model: the estimate and the model's
+        seen, unseen and full accuracies. Cached selectors are read back; only the missing
+        ones are computed, in one pass over runs.
+
+    Examples
+    --------
+    >>> from mbutils import Protocol, load_benchmark, run_experiment
+    >>> from mbutils.selectors import AnchorPoints
+    >>> bench = load_benchmark("synthetic-gpqa")
+    >>> res = run_experiment(bench, ["random", AnchorPoints(warm_start=False)], [10, 25],
+    ...                      Protocol(n_sources=60, n_targets=12, n_runs=2), progress=False)
+    >>> sorted(res["selector"].unique())
+    ['anchor_points(warm_start=False)', 'random']
+    >>> len(res) == 2 * 2 * 2 * 12  # selectors x sizes x runs x targets
+    True
     """
-    selectors = list(dict.fromkeys(selectors))
-    for name in selectors:
-        make_selector(name)  # unknown names fail here, before any work
+    selectors = resolve_selectors(selectors)  # unknown names and bad objects fail here, before any work
+    for selector in selectors.values():
+        selector.validate_params()
     check_protocol(benchmark, protocol)
     sizes = check_sizes(benchmark, sizes)
     check_choice(backend, BACKENDS, "backend", ProtocolError)
     if jobs == 0 or jobs < -1:
         raise ProtocolError(f"jobs must be a positive number of workers or -1 (all cores), got {jobs}")
 
-    paths = {name: cache_path(benchmark, protocol, sizes, name) for name in selectors}
+    paths = {label: cache_path(benchmark, protocol, sizes, label, s) for label, s in selectors.items()}
+    cached = {label: p for label, p in paths.items() if p is not None} if use_cache else {}
     expected_rows = len(sizes) * protocol.n_runs * _n_targets(benchmark, protocol)
     check = lambda t: len(t) == expected_rows and set(_COLUMNS) <= set(t.columns)  # noqa: E731
-    tables: dict[str, pd.DataFrame] = {}
-    if use_cache:
-        tables = {name: t for name, p in paths.items() if (t := read_table(p, check)) is not None}
-    todo = [name for name in selectors if name not in tables]
-    if todo and use_cache:
-        with locked_if_possible(paths[name] for name in todo) as writable:
+    tables = {label: t for label, p in cached.items() if (t := read_table(p, check)) is not None}
+    todo = [label for label in cached if label not in tables]
+    if todo:
+        with locked_if_possible(cached[label] for label in todo) as writable:
             # Another process may have written entries while we waited for the locks.
-            for name in todo:
-                if (table := read_table(paths[name], check)) is not None:
-                    tables[name] = table
-            todo = [name for name in selectors if name not in tables]
+            for label in todo:
+                if (table := read_table(cached[label], check)) is not None:
+                    tables[label] = table
+            todo = {label: selectors[label] for label in todo if label not in tables}
             computed = _compute(benchmark, protocol, todo, sizes, jobs, backend, progress, scheduler)
-            for name, table in computed.items():
-                writable = writable and write_table(paths[name], table)
+            for label, table in computed.items():
+                writable = writable and write_table(cached[label], table)
             tables.update(computed)
-    elif todo:
-        tables.update(_compute(benchmark, protocol, todo, sizes, jobs, backend, progress, scheduler))
-    results = pd.concat([tables[name][list(_COLUMNS)] for name in selectors], ignore_index=True)
+    uncached = {label: s for label, s in selectors.items() if label not in tables}
+    tables.update(_compute(benchmark, protocol, uncached, sizes, jobs, backend, progress, scheduler))
+    results = pd.concat([tables[label][list(_COLUMNS)] for label in selectors], ignore_index=True)
     record = make_record(bundle=benchmark.name, bundle_hash=benchmark.content_hash, protocol=protocol.as_dict(),
-                         sizes=sizes, selectors={name: make_selector(name).get_params() for name in selectors},
+                         sizes=sizes, selectors={label: selector_identity(s) or {"class": type(s).__qualname__,
+                                                                                   "params": repr(s)}
+                                                 for label, s in selectors.items()},
                          version=__version__, code=code_fingerprint())
     results = stamp(results, record)
     results.attrs.update({
-        "data": benchmark.name, "sizes": sizes, "selectors": selectors,
+        "data": benchmark.name, "sizes": sizes, "selectors": list(selectors),
         **protocol.as_dict(), "mbutils_version": __version__,
     })
     return results

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent
 #: and does not invalidate it; the book's execution cache still sees them.
 DOWNSTREAM = frozenset({"plots", "book", "styles.py", "reports.py", "claims.py", "cat_book.py", "sections.py",
                         "chapters.py", "cli.py", "__main__.py", "sphinxext.py", "tables.py",
-                        "metrics.py", "planning.py", "audit.py", "paper_results.py", "exercises.py",
+                        "metrics.py", "planning.py", "auditing.py", "paper_results.py", "exercises.py",
                         "noise.py", "inventory.py"})
 
 

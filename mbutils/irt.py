@@ -31,6 +31,7 @@ import numpy as np
 from scipy.special import expit
 
 from .errors import MbutilsError
+from .validation import Integer, Real, validate_constraints
 
 __all__ = ["IRTError", "IRTModel", "map_abilities", "sigmoid", "single_threaded"]
 
@@ -232,7 +233,29 @@ class IRTModel:
         self.tol = tol
 
     def get_params(self) -> dict:
-        return {k: v for k, v in vars(self).items() if not k.endswith("_")}
+        return {k: getattr(self, k) for k in ("dims", "prior_sd_theta", "prior_sd_a", "prior_sd_b", "max_iter", "tol")}
+
+    def set_params(self, **params) -> "IRTModel":
+        unknown = set(params) - set(self.get_params())
+        if unknown:
+            raise IRTError(f"unknown IRT parameter {sorted(unknown)[0]!r}; its parameters are "
+                           f"{', '.join(self.get_params())}")
+        for key, value in params.items():
+            setattr(self, key, value)
+        return self
+
+    def clone(self) -> "IRTModel":
+        """An unfitted model with the same parameters."""
+        return IRTModel(**self.get_params())
+
+    def validate_params(self) -> None:
+        """Check the hyper-parameters (as a fit does), with :mod:`mbutils.validation`'s wording."""
+        self._validate()
+
+    def __eq__(self, other) -> bool:  # equal hyper-parameters: the same model to fit
+        return isinstance(other, IRTModel) and self.get_params() == other.get_params()
+
+    __hash__ = None
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
@@ -240,13 +263,13 @@ class IRTModel:
 
     # -- fitting -------------------------------------------------------------------
 
+    #: The hyper-parameters' constraints (:mod:`mbutils.validation`): checked when a fit starts.
+    parameter_constraints = {"dims": Integer(low=1), "prior_sd_theta": Real(low=0.0, low_open=True),
+                             "prior_sd_a": Real(low=0.0, low_open=True), "prior_sd_b": Real(low=0.0, low_open=True),
+                             "max_iter": Integer(low=1), "tol": Real(low=0.0, low_open=True)}
+
     def _validate(self) -> None:
-        if int(self.dims) != self.dims or self.dims < 1:
-            raise IRTError(f"dims must be a positive integer, got {self.dims!r}")
-        if int(self.max_iter) != self.max_iter or self.max_iter < 1:
-            raise IRTError(f"max_iter must be a positive integer, got {self.max_iter!r}")
-        _check_positive(prior_sd_theta=self.prior_sd_theta, prior_sd_a=self.prior_sd_a,
-                        prior_sd_b=self.prior_sd_b, tol=self.tol)
+        validate_constraints(self, self.parameter_constraints, "IRT model: ", IRTError)
 
     def _init_theta(self, Y: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
         """Abilities from the leading singular vectors of the centred responses.

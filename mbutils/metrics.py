@@ -205,7 +205,65 @@ def _ci_runs(agree_runs, total_runs, threshold, method, n_boot, rng, bin_width) 
 
 def agreement_curve(results: pd.DataFrame, *, split: str = "seen", bin_width: float = 0.5,
                     tie_rule: str = "paper") -> pd.DataFrame:
-    """Mean agreement per gap bin, pairs pooled over runs: selector, size, gap, agreement, n_pairs."""
+    """Agreement curve: how often each selector x size orders a pair of targets correctly, by their gap.
+
+    The pairs of target models of every run are pooled and binned by their true accuracy
+    gap, exactly from integer correct counts (a pair with ``|c_a - c_b|`` correct answers
+    apart on ``N`` items falls in bin ``floor(100 |c_a - c_b| / (bin_width N))``); each bin's
+    agreement is the share of its counted pairs whose estimated difference has the sign of
+    the true one. :func:`mdad_table` reads the MDAD off this curve.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Tidy results of one experiment: the table :func:`run_experiment` returns (or
+        :func:`audit`'s ``results``), with at least the columns run, selector, size, model,
+        estimate, seen_correct, n_seen, unseen_correct and n_unseen. A table that mixes
+        experiments (or repeats a run, selector, size, model key) is refused.
+    split : {"seen", "unseen"}, default "seen"
+        The truth pairs are judged against: each target's accuracy on the run's seen half,
+        the items micro-benchmarks are built from (the paper's), or on the unseen half (do the
+        estimates generalise to fresh items of the same task?).
+    bin_width : float, default 0.5
+        Width of the gap bins in accuracy points (the paper's 0.5).
+    tie_rule : {"paper", "exclude"}, default "paper"
+        Pairs tied on the truth. An estimated tie (an estimated difference within 1e-12 of
+        zero) always disagrees. ``"paper"``: a truth-tied pair counts, and agrees only when
+        its estimated difference is positive, which depends on the order of the pair (the
+        model whose name sorts first comes first), as in the reference code. ``"exclude"``:
+        truth-tied pairs are not counted.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per selector, size and non-empty bin, in the order selectors and sizes first
+        appear in ``results``, then by gap: ``selector``, ``size``, ``gap`` (the bin's left
+        edge, points), ``agreement`` (fraction of the bin's pairs that agree) and ``n_pairs``
+        (pairs counted in the bin, over all runs).
+
+    See Also
+    --------
+    mdad_table : the first bin of this curve that reaches a threshold.
+
+    Examples
+    --------
+    One run of three targets: a and b are tied on the seen half (12 of 20 items each), c is
+    3 items (15 points) behind both; the estimates order all three a > b > c.
+
+    >>> import pandas as pd
+    >>> from mbutils import agreement_curve
+    >>> toy = pd.DataFrame({"run": 0, "selector": "mine", "size": 5,
+    ...                     "model": ["a", "b", "c"], "estimate": [0.8, 0.6, 0.4],
+    ...                     "seen_correct": [12, 12, 9], "n_seen": 20,
+    ...                     "unseen_correct": [11, 12, 9], "n_unseen": 20})
+    >>> curve = agreement_curve(toy)
+    >>> curve.columns.tolist()
+    ['selector', 'size', 'gap', 'agreement', 'n_pairs']
+    >>> curve["gap"].tolist(), curve["agreement"].tolist(), curve["n_pairs"].tolist()
+    ([0.0, 15.0], [1.0, 1.0], [1, 2])
+    >>> agreement_curve(toy, tie_rule="exclude")["gap"].tolist()
+    [15.0]
+    """
     frames = []
     for (selector, size), pairs in iter_groups(results, split):
         agree, total = _bin_counts(pairs, bin_width, tie_rule)
@@ -222,9 +280,106 @@ def agreement_curve(results: pd.DataFrame, *, split: str = "seen", bin_width: fl
 def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "seen",
                bin_width: float = 0.5, tie_rule: str = "paper", method: str = "first",
                ci: str = "pairs", n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """One row per selector x size: mdad, ci_low, ci_high (points; NaN = not reached), n_pairs.
+    """MDAD per selector and size: the smallest accuracy gap a micro-benchmark orders reliably.
 
-    ``ci="pairs"`` is the paper's per-bin bootstrap; ``ci="runs"`` resamples runs.
+    The MDAD (minimum detectable ability difference) is the left edge of the first bin of
+    the :func:`agreement_curve` whose agreement reaches ``threshold``: with the paper's
+    0.5-point bins, ``MDAD = 0.5 * min{b : A(b) >= threshold}`` where a pair's bin is
+    ``b = floor(200 |c_a - c_b| / N)``, computed exactly from integer correct counts. Pairs
+    closer than the MDAD are ordered correctly less than ``threshold`` of the time; a curve
+    that never reaches it has no MDAD ("not reached"). All values are accuracy points.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Tidy results of one experiment: the table :func:`run_experiment` returns (or
+        :func:`audit`'s ``results``), with at least the columns run, selector, size, model,
+        estimate, seen_correct, n_seen, unseen_correct and n_unseen. A table that mixes
+        experiments (or repeats a run, selector, size, model key) is refused.
+    threshold : float, default 0.8
+        Agreement the MDAD's bin must reach, in (0, 1].
+    split : {"seen", "unseen"}, default "seen"
+        The truth pairs are judged against: each target's accuracy on the run's seen half,
+        the items micro-benchmarks are built from (the paper's), or on the unseen half (do the
+        estimates generalise to fresh items of the same task?).
+    bin_width : float, default 0.5
+        Width of the gap bins in accuracy points (the paper's 0.5), from 0.01 to 100; it is
+        the MDAD's resolution and is kept in ``table.attrs["bin_width"]``.
+    tie_rule : {"paper", "exclude"}, default "paper"
+        Pairs tied on the truth. An estimated tie (an estimated difference within 1e-12 of
+        zero) always disagrees. ``"paper"``: a truth-tied pair counts, and agrees only when
+        its estimated difference is positive, which depends on the order of the pair (the
+        model whose name sorts first comes first), as in the reference code. ``"exclude"``:
+        truth-tied pairs are not counted.
+    method : {"first", "monotone"}, default "first"
+        ``"first"``: the first bin whose pooled agreement reaches the threshold (the paper's).
+        ``"monotone"``: the first bin where a non-decreasing (isotonic, pair-weighted) fit of
+        the curve reaches it, so one lucky bin below the real crossing does not count.
+    ci : {"pairs", "runs", "none"}, default "pairs"
+        The 95% interval. ``"pairs"`` is the paper's bootstrap: every bin's pairs are
+        resampled independently, the bins where the 2.5% and 97.5% agreement bounds first
+        cross the threshold are found, and the interval is made symmetric around the MDAD by
+        the larger of the two distances (so ``ci_low`` can be negative; ``ci_high`` is NaN
+        when the 2.5% bound never crosses). It always uses the first crossings of the bounds,
+        whatever ``method``. ``"runs"`` resamples whole runs (the pairs of a run share a split
+        and a micro-benchmark, so they are not independent), recomputes the MDAD with
+        ``method`` and takes the 2.5% and 97.5% quantiles (a bound no resample reaches is
+        NaN). ``"none"``: both bounds NaN.
+    n_boot : int, default 1000
+        Bootstrap resamples per selector and size, from 1 to 100,000.
+    seed : int, default 0
+        Root seed of the bootstrap; each selector and size draws from its own generator, so
+        a row does not depend on the other rows of the table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per selector and size, in the order they first appear in ``results``:
+        ``selector``, ``size``, ``mdad``, ``ci_low``, ``ci_high`` (points; all NaN when the
+        threshold is not reached), ``n_pairs`` (pairs counted over all runs), ``reached``
+        and ``n_runs``.
+
+    See Also
+    --------
+    agreement_curve : the curve the MDAD is read from.
+    summary_table : Kendall tau and estimation error of the same results.
+
+    Examples
+    --------
+    One run of three targets: a and b are tied on the seen half (12 of 20 items each), c is
+    3 items (15 points) behind both; the estimates order all three a > b > c.
+
+    >>> import pandas as pd
+    >>> from mbutils import mdad_table
+    >>> toy = pd.DataFrame({"run": 0, "selector": "mine", "size": 5,
+    ...                     "model": ["a", "b", "c"], "estimate": [0.8, 0.6, 0.4],
+    ...                     "seen_correct": [12, 12, 9], "n_seen": 20,
+    ...                     "unseen_correct": [11, 12, 9], "n_unseen": 20})
+    >>> mdad_table(toy, ci="none")[["selector", "size", "mdad", "n_pairs"]].values.tolist()
+    [['mine', 5, 0.0, 3]]
+
+    The tied pair agrees under the paper's rule (a's estimate is higher), so the first bin
+    reaches the threshold. Without ties the first non-empty bin is 15 points; on the unseen
+    half, where b beats a by 5 points, the pair a, b disagrees:
+
+    >>> excluded = mdad_table(toy, tie_rule="exclude", ci="none")
+    >>> excluded["mdad"].tolist(), excluded["n_pairs"].tolist()
+    ([15.0], [2])
+    >>> float(mdad_table(toy, split="unseen", ci="none")["mdad"].iloc[0])
+    10.0
+
+    On an experiment:
+
+    >>> from mbutils import Protocol, load_benchmark, run_experiment
+    >>> bench = load_benchmark("synthetic-gpqa")
+    >>> protocol = Protocol(n_sources=60, n_targets=12, n_runs=2)
+    >>> res = run_experiment(bench, ["random"], [10, 25], protocol,
+    ...                      progress=False, use_cache=False)
+    >>> table = mdad_table(res, n_boot=200)
+    >>> table.columns.tolist()
+    ['selector', 'size', 'mdad', 'ci_low', 'ci_high', 'n_pairs', 'reached', 'n_runs']
+    >>> table[["size", "n_pairs", "n_runs"]].values.tolist()  # 66 pairs per run
+    [[10, 132, 2], [25, 132, 2]]
     """
     threshold = check_number(threshold, "threshold", ResultsError, low=0, high=1, low_open=True)
     bin_width = check_number(bin_width, "bin width (points)", ResultsError, low=MIN_BIN_WIDTH, high=100)
@@ -259,7 +414,51 @@ def _finite_mean_sd(values: np.ndarray) -> tuple[float, float]:
 
 
 def summary_table(results: pd.DataFrame) -> pd.DataFrame:
-    """Kendall tau-b and estimation error (points) per selector x size, mean and sd over runs."""
+    """Kendall tau-b and estimation error per selector and size: how well estimates rank and match all targets.
+
+    In every run, ``tau`` is Kendall's tau-b (corrected for ties) between the targets'
+    estimates and their true accuracies, and ``error`` the mean absolute difference between
+    them in accuracy points; the table gives the mean and standard deviation (``ddof=0``)
+    over runs. A run whose estimates or truths are all tied has no tau and is left out of
+    its mean.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Tidy results of one experiment: the table :func:`run_experiment` returns (or
+        :func:`audit`'s ``results``), with at least the columns run, selector, size, model,
+        estimate, seen_correct, n_seen, unseen_correct and n_unseen. A table that mixes
+        experiments (or repeats a run, selector, size, model key) is refused.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per selector and size, in the order they first appear: ``selector``,
+        ``size``, ``n_runs``, ``tau``, ``tau_sd``, ``error``, ``error_sd`` (judged against the
+        seen half, the paper's truth) and the same four with the suffix ``_unseen`` (judged
+        against the unseen half).
+
+    See Also
+    --------
+    mdad_table : reliability for close pairs, which tau summarises away.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from mbutils import summary_table
+    >>> toy = pd.DataFrame({"run": 0, "selector": "mine", "size": 5,
+    ...                     "model": ["a", "b", "c"], "estimate": [0.8, 0.6, 0.4],
+    ...                     "seen_correct": [12, 12, 9], "n_seen": 20,
+    ...                     "unseen_correct": [11, 12, 9], "n_unseen": 20})
+    >>> row = summary_table(toy).iloc[0]
+    >>> round(float(row["tau"]), 4)  # 2 / sqrt(3 * 2): a, b tied in the truth only
+    0.8165
+    >>> round(float(row["error"]), 2)  # 100 (0.2 + 0 + 0.05) / 3 points
+    8.33
+    >>> summary_table(toy).columns.tolist()  # doctest: +NORMALIZE_WHITESPACE
+    ['selector', 'size', 'n_runs', 'tau', 'tau_sd', 'error', 'error_sd',
+     'tau_unseen', 'tau_sd_unseen', 'error_unseen', 'error_sd_unseen']
+    """
     rows = []
     seen = iter_groups(results, "seen")
     unseen = iter_groups(results, "unseen")

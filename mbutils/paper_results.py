@@ -332,30 +332,21 @@ def pick_profile(benchmark, protocol, selectors, k: int, runs: int = 5, low: flo
     item separates strong from weak targets) and the share below ``low``; and per subtask
     the share of the seen half and of each selector's picks. Same generators as the experiment.
     """
-    from .experiment import single_threaded
-    from .protocol import draw_run, rng_for
-    from .selectors import make_selector
-    from .selectors.base import SourceData
+    from .runs import choose, run_data
+    from .selectors.spec import as_selector
 
     names = list(benchmark.subtask_names)
     rows, mixes = [], {s: [] for s in selectors}
     seen_mix = []
     for run in range(min(runs, protocol.n_runs)):
-        r = draw_run(benchmark, protocol, run)
-        conf = benchmark.confidence
-        source = SourceData(benchmark.correct[r.sources][:, r.seen], benchmark.subtask_codes[r.seen],
-                            None if conf is None else conf[r.sources][:, r.seen])
+        r, source = run_data(benchmark, protocol, run)
         easiness = 100.0 * source.correct.mean(axis=0)
         disc = _item_total_correlation(np.asarray(benchmark.correct[r.targets][:, r.seen], dtype=np.float64))
         seen_mix.append(np.bincount(source.subtasks, minlength=len(names)) / source.n_items)
         rows.append({"selector": "all seen items", "run": run, "source accuracy": easiness.mean(),
                      "discrimination": disc.mean(), f"share below {low:g}": np.mean(disc < low)})
         for name in selectors:
-            selector = make_selector(name)
-            stream = selector.shared_key() or name
-            with single_threaded():  # the experiment's own picks, summed as it sums them
-                prepared = selector.prepare(source, rng_for(protocol.seed, run, "prepare", stream))
-                items = selector.select(prepared, k, rng_for(protocol.seed, run, "select", stream, k)).items
+            items = choose(as_selector(name), source, k, seed=protocol.seed, run=run)[1].items  # the experiment's own pick
             mixes[name].append(np.bincount(source.subtasks[items], minlength=len(names)) / len(items))
             rows.append({"selector": name, "run": run, "source accuracy": easiness[items].mean(),
                          "discrimination": disc[items].mean(), f"share below {low:g}": np.mean(disc[items] < low)})

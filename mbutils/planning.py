@@ -443,7 +443,7 @@ def size_table(data, gaps, agreements=(0.7, 0.8, 0.9), **kwargs) -> pd.DataFrame
 
 @dataclass(frozen=True)
 class Plan:
-    """Answer to "how many items do I need?" for one gap and agreement level."""
+    """Answer to "how many items do I need?" for one gap and agreement level (what ``mbutils.plan`` returns)."""
 
     gap: float
     agreement: float
@@ -493,14 +493,79 @@ def _compare_selectors(results: pd.DataFrame, random_size: int | None, gap_bin_i
 def plan_table(data, gap: float, agreement: float = 0.8, selector_results: pd.DataFrame | None = None,
                *, truth: str = "seen", protocol: Protocol | None = None, bin_width: float = 0.5,
                tie_rule: str = "paper", method: str = "auto") -> Plan:
-    """How many items random sampling needs for pairs ``gap`` points apart, and which cached
-    selectors beat random there.
+    """How many items do you need? The random-subset size that orders pairs ``gap`` points apart reliably.
 
-    The random answer is predicted (no simulation). With ``selector_results`` (a results
-    table of this bundle), every selector's MDAD at threshold ``agreement`` is compared with
-    random's at the smallest tested size >= the random requirement (the largest tested size
-    if none is that large); "smallest_size_reaching" is the smallest tested size whose
-    simulated agreement in the gap's bin reaches ``agreement``.
+    Public as ``mbutils.plan``. The random answer is computed, not simulated: for two
+    models, a uniformly random k-item subset orders them like the N items do with a
+    probability that depends only on the items exactly one of them gets right (a
+    hypergeometric sum, or its normal approximation for large k). Averaged over the pairs of
+    ``data`` whose gap falls in ``gap``'s bin, this gives the expected agreement for every
+    size k = 1..N; the answer is the smallest k whose agreement reaches ``agreement``.
+
+    With ``selector_results`` (a results table of this bundle), every selector's MDAD at
+    threshold ``agreement`` is compared with random's at the smallest tested size that is
+    at least the random requirement (the largest tested size if none is that large), with
+    the book's noise rule: a selector beats random only when their 95% intervals are
+    disjoint.
+
+    Parameters
+    ----------
+    data : Benchmark or array_like of shape (n_models, n_items)
+        The bundle, or a 0/1 models x items matrix (one subtask). Every pair of its models
+        (or of ``protocol.target_set``) is in the population averaged over.
+    gap : float
+        Accuracy gap in points, at least 0. The pairs considered are those in its bin,
+        ``[b * bin_width, (b + 1) * bin_width)`` with ``b = floor(gap / bin_width)``; a bin
+        without pairs is refused.
+    agreement : float, default 0.8
+        Share of pairs to be ordered correctly, in (0, 1]: the MDAD threshold.
+    selector_results : pandas.DataFrame, optional
+        Results of an experiment on ``data`` (:func:`run_experiment`, with the same
+        ``protocol`` when ``truth="seen"``) whose selectors are compared with random.
+    truth : {"seen", "full"}, default "seen"
+        What a pair's order and gap are judged on. ``"seen"``: each of the protocol's seen
+        halves (N = the seen-half size, drawn with the protocol's seeds), as experiments
+        judge micro-benchmarks. ``"full"``: the whole benchmark (N = all items), the
+        practitioner's question "k of my N items".
+    protocol : Protocol, optional
+        Whose runs (``n_runs``, ``seed``) give the seen halves, and whose ``target_set``
+        restricts the pairs; default ``Protocol()``, the paper's 50 runs.
+    bin_width : float, default 0.5
+        Width of the gap bins in points, as in :func:`mdad_table`.
+    tie_rule : {"paper", "exclude"}, default "paper"
+        Pairs tied on the truth, as in :func:`mdad_table`: counted (a random subset orders
+        them "correctly" with probability P(X > Y), by symmetry) or left out.
+    method : {"auto", "exact", "normal"}, default "auto"
+        How a pair's agreement probability is computed: the exact hypergeometric sum, the
+        normal approximation with continuity correction, or ``"auto"``: the normal only
+        where it is accurate (the number of discordant items in a subset varies enough),
+        the exact sum elsewhere.
+
+    Returns
+    -------
+    Plan
+        A frozen record (``mbutils.planning.Plan``) with ``gap``, ``agreement``,
+        ``gap_low`` and ``gap_high`` (the bin, points), ``random_size`` (the smallest size
+        reaching ``agreement``; None if no size up to N does), ``n_items`` (N),
+        ``population`` (which pairs, in words), ``curve`` (a DataFrame: size, agreement,
+        n_pairs, gap_low, gap_high for every size 1..N) and ``table`` (one row per selector
+        of ``selector_results`` at the compared size: selector, size, mdad, ci_low, ci_high,
+        random_mdad, random_source, beats_random, smallest_size_reaching; empty without
+        results). Agreement need not rise with every k (ties at even k), so every size is
+        scanned.
+
+    Examples
+    --------
+    >>> from mbutils import Protocol, load_benchmark, plan
+    >>> bench = load_benchmark("synthetic-gpqa")
+    >>> p = plan(bench, 5.0, protocol=Protocol(n_runs=2))
+    >>> p.gap_low, p.gap_high, p.n_items  # pairs 5-5.5 points apart, seen halves of 224 items
+    (5.0, 5.5, 224)
+    >>> at = p.curve.set_index("size")["agreement"]
+    >>> bool(at[p.random_size] >= 0.8 > at.loc[:p.random_size - 1].max())
+    True
+    >>> p.curve.columns.tolist()
+    ['size', 'agreement', 'n_pairs', 'gap_low', 'gap_high']
     """
     pop = pair_population(data, truth=truth, pairs="all", protocol=protocol)
     curve = size_curve(pop, gap, bin_width=bin_width, tie_rule=tie_rule, method=method)

@@ -34,7 +34,45 @@ def rng_for(seed: int, *key) -> np.random.Generator:
 
 @dataclass(frozen=True)
 class Protocol:
-    """Parameters of the paper's protocol (defaults: the headline setting)."""
+    """The paper's protocol for an experiment: how many models play each role, how many runs, which seed.
+
+    In each run every subtask's items are split at random into a seen half (floor(n/2)
+    items, from which micro-benchmarks are built and on which estimates are judged) and an
+    unseen half; ``n_targets`` target models are drawn at random and ``n_sources`` source
+    models from the rest. A selector sees only the sources' results on the seen items.
+    Splits and model draws are shared by every selector and size of a run, and every random
+    choice derives from ``seed``, so results do not depend on the number of workers. The
+    defaults are the paper's headline setting; a protocol is checked against the bundle when
+    an experiment starts.
+
+    Parameters
+    ----------
+    n_sources : int, default 300
+        Source models per run: the models whose results a selector may read (at least 1).
+    n_targets : int, default 50
+        Target models per run, drawn at random (at least 2, so there is a pair to compare);
+        ignored when ``target_set`` is given. Targets and sources together must fit the bundle.
+    n_runs : int, default 50
+        Independent runs (at least 1); MDADs pool the pairs of all runs.
+    seed : int, default 0
+        Root seed (non-negative) of every split and model draw, and of the selectors' random
+        streams.
+    target_set : str or None, default None
+        Name of a target set of the bundle (``Benchmark.target_sets``): the same named targets
+        in every run instead of a random draw.
+
+    Examples
+    --------
+    >>> from mbutils import Protocol
+    >>> Protocol()
+    Protocol(n_sources=300, n_targets=50, n_runs=50, seed=0, target_set=None)
+    >>> quick = Protocol(n_sources=60, n_targets=12, n_runs=2)
+    >>> quick.as_dict()
+    {'n_sources': 60, 'n_targets': 12, 'n_runs': 2, 'seed': 0, 'target_set': None}
+    >>> from dataclasses import replace
+    >>> replace(quick, seed=1).seed  # protocols are frozen: derive a new one
+    1
+    """
 
     n_sources: int = 300
     n_targets: int = 50
@@ -43,6 +81,7 @@ class Protocol:
     target_set: str | None = None
 
     def as_dict(self) -> dict:
+        """The five parameters by name, as cache keys and result metadata record them."""
         return {
             "n_sources": self.n_sources,
             "n_targets": self.n_targets,

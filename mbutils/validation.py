@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
 
 from .errors import MbutilsError
 
@@ -39,16 +42,23 @@ def check_int(value, what: str, error: type[MbutilsError] = MbutilsError, *, low
 
 
 def check_number(value, what: str, error: type[MbutilsError] = MbutilsError, *, low: float | None = None,
-                 high: float | None = None, low_open: bool = False) -> float:
-    """``value`` as a finite float within its bounds (``low_open``: strictly above ``low``)."""
+                 high: float | None = None, low_open: bool = False, high_open: bool = False) -> float:
+    """``value`` as a finite float within its bounds (``low_open``/``high_open``: the bound excluded)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise error(f"{what} must be a finite number, not {value!r}")
     value = float(value)
     if low is not None and (value <= low if low_open else value < low):
         raise error(f"{what} must be {'above' if low_open else 'at least'} {low:g}, not {value:g}")
-    if high is not None and value > high:
-        raise error(f"{what} must be at most {high:g}, not {value:g}")
+    if high is not None and (value >= high if high_open else value > high):
+        raise error(f"{what} must be {'below' if high_open else 'at most'} {high:g}, not {value:g}")
     return value
+
+
+def check_bool(value, what: str, error: type[MbutilsError] = MbutilsError) -> bool:
+    """``value`` if it is True or False (numpy's too); 0, 1 and text are refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise error(f"{what} must be True or False, not {value!r}")
+    return bool(value)
 
 
 def check_workers(value, what: str = "jobs", error: type[MbutilsError] = MbutilsError, *, high: int = 1024) -> int:
@@ -65,3 +75,60 @@ def check_names(values, what: str, error: type[MbutilsError] = MbutilsError) -> 
     if not values:
         raise error(f"{what} must name at least one, not an empty list")
     return values
+
+
+# ---------------------------------------------------------------- declared constraints
+# A selector (or any estimator-like object) declares ``parameter_constraints = {name: constraint}``
+# and validates them when it starts work (scikit-learn's "``__init__`` stores, ``fit`` checks");
+# each constraint returns the value in its canonical type, with the wording of the checks above.
+
+
+@dataclass(frozen=True)
+class Integer:
+    low: int | None = None
+    high: int | None = None
+
+    def check(self, value, what: str, error: type[MbutilsError]) -> int:
+        return check_int(value, what, error, low=self.low, high=self.high)
+
+
+@dataclass(frozen=True)
+class Real:
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def check(self, value, what: str, error: type[MbutilsError]) -> float:
+        return check_number(value, what, error, low=self.low, high=self.high, low_open=self.low_open,
+                            high_open=self.high_open)
+
+
+@dataclass(frozen=True)
+class OneOf:
+    choices: tuple
+
+    def check(self, value, what: str, error: type[MbutilsError]):
+        return check_choice(value, self.choices, what, error)
+
+
+@dataclass(frozen=True)
+class Boolean:
+    def check(self, value, what: str, error: type[MbutilsError]) -> bool:
+        return check_bool(value, what, error)
+
+
+@dataclass(frozen=True)
+class OrNone:
+    """``None`` or what ``inner`` accepts."""
+
+    inner: object
+
+    def check(self, value, what: str, error: type[MbutilsError]):
+        return None if value is None else self.inner.check(value, what, error)
+
+
+def validate_constraints(owner, constraints: dict, prefix: str, error: type[MbutilsError]) -> None:
+    """Check every declared parameter of ``owner`` and store it back in its canonical type."""
+    for name, constraint in constraints.items():
+        setattr(owner, name, constraint.check(getattr(owner, name), f"{prefix}{name}", error))

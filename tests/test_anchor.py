@@ -148,8 +148,9 @@ def test_validation_and_registration(planted):
     with pytest.raises(SelectorError, match="at most 160"):
         selector.select(prepared, 161, np.random.default_rng(0))
     for bad in ({"init": "kmeans++"}, {"dtype": "float16"}, {"max_iter": 0}, {"n_cpu": 0}):
-        with pytest.raises(SelectorError):
-            AnchorPoints(**bad)
+        stored = AnchorPoints(**bad)  # __init__ stores; the check runs when work starts
+        with pytest.raises(SelectorError, match=f"anchor_points: {next(iter(bad))} must be"):
+            stored.prepare(source, np.random.default_rng(0))
     assert {"anchor_points", "anchor_points_binary"} <= set(selector_names())
     assert type(make_selector("anchor_points")) is AnchorPoints
     assert type(make_selector("anchor_points_binary")) is AnchorPointsBinary

@@ -6,8 +6,8 @@ import pytest
 
 from conftest import real_bundle
 from helpers import random_benchmark
-from mbutils.audit import MICRO, RANDOM, audit, format_audit, read_items, read_weights, resolve_items
-from mbutils.datasets import load_bundle
+from mbutils.auditing import MICRO, RANDOM, audit, format_audit, read_items, read_weights, resolve_items
+from mbutils.datasets import load_benchmark
 from mbutils.errors import ProtocolError
 from mbutils.metrics import RESULT_COLUMNS, mdad_table, pair_agreement
 
@@ -96,7 +96,7 @@ def test_weights_are_normalised_and_used(bench):
 
 @pytest.fixture(scope="module")
 def gpqa():
-    return load_bundle(real_bundle("gpqa"))
+    return load_benchmark(real_bundle("gpqa"))
 
 
 def test_random_fixed_subset_is_like_the_random_baseline(gpqa):

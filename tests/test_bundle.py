@@ -624,7 +624,7 @@ def test_synthetic_names_are_generated_unless_a_folder_has_that_name(tmp_path, m
     monkeypatch.setitem(sys.modules, "mbutils.synthetic", fake)
     monkeypatch.setattr(datapath, "REPO_DATA", tmp_path / "repo-data")
     monkeypatch.setenv("MBUTILS_DATA", str(tmp_path))
-    from mbutils.datasets import load_bundle as load_any
+    from mbutils.datasets import load_benchmark as load_any
 
     assert load_any("synthetic-gpqa").name == "synthetic-gpqa" and calls == ["synthetic-gpqa"]
     make(tmp_path, name="synthetic-bbh")

@@ -231,10 +231,10 @@ def test_same_rng_same_result_and_different_rng_differs(realistic):
 
 
 def test_validation_and_registration(realistic):
-    with pytest.raises(SelectorError, match="estimator"):
-        ConfidenceStratified(estimator="mean")
-    with pytest.raises(SelectorError, match="n_strata"):
-        ConfidenceStratified(n_strata=0)
+    with pytest.raises(SelectorError, match="estimator must be one of 'ht'"):
+        ConfidenceStratified(estimator="mean").prepare(realistic, np.random.default_rng(0))
+    with pytest.raises(SelectorError, match="n_strata must be at least 1, not 0"):
+        ConfidenceStratified(n_strata=0).validate_params()
     selector = ConfidenceStratified()
     prepared = selector.prepare(realistic, np.random.default_rng(0))
     with pytest.raises(SelectorError, match="at most 900"):

@@ -48,8 +48,9 @@ def test_both_selectors_are_registered():
     "kwargs", [{"n_components": 0}, {"trim": 0.5}, {"scale": 0.0}, {"scale": 1.5}, {"order": "lex"}]
 )
 def test_bad_parameters_are_refused(kwargs):
-    with pytest.raises(SelectorError):
-        Diversity(**kwargs)
+    selector = Diversity(**kwargs)  # __init__ stores; the check runs when work starts
+    with pytest.raises(SelectorError, match=f"diversity: {next(iter(kwargs))} must be"):
+        selector.validate_params()
 
 
 # --------------------------------------------------------------------------- features

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import real_bundle
 from helpers import random_benchmark
-from mbutils.datasets import load_bundle
+from mbutils.datasets import load_benchmark
 from mbutils.errors import ProtocolError
 from mbutils.experiment import run_experiment
 from mbutils.metrics import agreement_curve, mdad_table
@@ -133,7 +133,7 @@ def test_pair_population_counts_pairs_like_loops():
 
 @pytest.fixture(scope="module")
 def gpqa_validation():
-    bench = load_bundle(real_bundle("gpqa"))
+    bench = load_benchmark(real_bundle("gpqa"))
     proto = Protocol(n_runs=20, seed=0)
     results = run_experiment(bench, ["random"], GPQA_SIZES, proto, progress=False)
     population = pair_population(bench, protocol=proto)

@@ -23,17 +23,17 @@ from mbutils import metrics
 from mbutils.bundle import load_bundle
 from mbutils.experiment import run_experiment
 from mbutils.protocol import Protocol
-from mbutils.selectors import _REGISTRY, register
+from mbutils.selectors import selector_label
 from mbutils.selectors.adaptive import AdaptiveFisher
 from mbutils.selectors.anchor import AnchorPoints
 from helpers import random_benchmark
 
-COLD = "test_anchor_points_cold"
-INDEPENDENT = "test_adaptive_independent_sizes"
 
 
 class IndependentSizes(AdaptiveFisher):
     """The adaptive tests as they were: every size of a run draws its own test."""
+
+    name = "test_adaptive_independent_sizes"
 
     def select(self, prepared, k, rng):
         return dataclasses.replace(super().select(prepared, k, rng), root=int(rng.integers(2**63 - 1)))
@@ -41,22 +41,19 @@ class IndependentSizes(AdaptiveFisher):
 
 @pytest.fixture
 def cold_anchor():
-    register(COLD, lambda: AnchorPoints(warm_start=False))
-    yield COLD
-    _REGISTRY.pop(COLD, None)
+    return AnchorPoints(warm_start=False)
 
 
 @pytest.fixture
 def independent_adaptive():
-    register(INDEPENDENT, IndependentSizes)
-    yield INDEPENDENT
-    _REGISTRY.pop(INDEPENDENT, None)
+    return IndependentSizes()
 
 
 def _within_spread(bench, sizes, protocol, new, old):
     """Run selectors ``new`` and ``old``; every MDAD of ``new`` lies in ``old``'s spread."""
     res = run_experiment(bench, [new, old], sizes, protocol, backend="sequential",
                          use_cache=False, progress=False)
+    new, old = (s if isinstance(s, str) else selector_label(s) for s in (new, old))
     now = metrics.mdad_table(res[res["selector"] == new], ci="none").set_index("size")["mdad"]
     spread = metrics.mdad_table(res[res["selector"] == old], ci="runs", n_boot=500).set_index("size")
     for k in sizes:
@@ -84,7 +81,7 @@ def test_warm_start_keeps_a_large_stand_in_within_the_run_to_run_spread(cold_anc
     res = _warm_within_cold_spread(bench, [10, 25, 50, 100, 200], Protocol(n_sources=80, n_targets=40, n_runs=12),
                                    cold_anchor)
     moved = (res[res["selector"] == "anchor_points"]["estimate"].to_numpy()
-             != res[res["selector"] == cold_anchor]["estimate"].to_numpy())
+             != res[res["selector"] == selector_label(cold_anchor)]["estimate"].to_numpy())
     assert moved.mean() > 0.2, "the stand-in should exercise different medoids"
 
 
@@ -117,7 +114,7 @@ def test_nested_adaptive_tests_keep_real_gpqa_mdad_within_the_run_to_run_spread(
     bench = load_bundle(real_bundle("gpqa"))
     res = _within_spread(bench, [10, 25, 50, 100, 200], Protocol(n_sources=300, n_targets=50, n_runs=50),
                          "adaptive_fisher", independent_adaptive)
-    nested, independent = (res[res["selector"] == s]["estimate"].to_numpy() for s in ("adaptive_fisher", independent_adaptive))
+    nested, independent = (res[res["selector"] == s]["estimate"].to_numpy() for s in ("adaptive_fisher", selector_label(independent_adaptive)))
     assert (nested != independent).mean() > 0.5, "the two should take different tests"
 
 

@@ -20,7 +20,7 @@ from mbutils.synthetic import (
     simulate,
 )
 
-from mbutils.datasets import load_bundle
+from mbutils.datasets import load_benchmark
 from mbutils.calibration import CALIBRATION_PAIRS, ks_statistics, pool_protocol, pooled_pvalues, reliability
 
 from conftest import real_bundle, real_table
@@ -331,7 +331,7 @@ UNRELIABILITY_LOG_TOLERANCE = 0.3
 
 @pytest.mark.parametrize("name", sorted(CALIBRATION_PAIRS))
 def test_calibrated_against_real_bundle(benchmarks, name):
-    real = load_bundle(real_bundle(CALIBRATION_PAIRS[name]))
+    real = load_benchmark(real_bundle(CALIBRATION_PAIRS[name]))
     ks = ks_statistics(real, benchmarks[name])
     for stat, bound in KS_BOUNDS[name].items():
         assert ks[stat] < bound, (name, stat, ks)
@@ -342,7 +342,7 @@ def test_calibrated_against_real_bundle(benchmarks, name):
 
 def test_ks_statistics_detect_a_wrong_pairing(benchmarks):
     """The BBH stand-in is no MMLU-Pro: its accuracies and p-values are far from the real ones."""
-    real = load_bundle(real_bundle("mmlu-pro-leaderboard"))
+    real = load_benchmark(real_bundle("mmlu-pro-leaderboard"))
     ks = ks_statistics(real, benchmarks["synthetic-bbh"])
     assert ks["accuracy"] > 0.5 and ks["item_pvalue"] > 0.4, ks
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mbutils.irt import IRTModel
 from mbutils.errors import SelectorError
 from mbutils.irt import map_abilities, sigmoid
 from mbutils.selectors import make_selector
@@ -54,7 +55,8 @@ def test_family_is_registered_and_shares_one_preparation():
     for name, selector in selectors.items():
         assert type(selector) is FAMILY[name] and selector.name == name
     assert len({s.shared_key() for s in selectors.values()}) == 1
-    assert TinyBenchmarks(dims=3).shared_key() != TinyBenchmarks().shared_key()
+    assert TinyBenchmarks(irt=IRTModel(dims=3)).shared_key() != TinyBenchmarks().shared_key()
+    assert TinyBenchmarks().set_params(irt__dims=3).shared_key() == TinyBenchmarks(irt=IRTModel(dims=3)).shared_key()
     # gp-only parameters change the estimate, not the shared choice
     assert TinyBenchmarksGPIRT(variance_factor=1.0).shared_key() == TinyBenchmarks().shared_key()
 

@@ -125,11 +125,9 @@ def not_shown(label: str, reason: str, kind: str = "figure") -> None:
     """
     from IPython.display import Markdown
 
-    from .display import glue
-
     if (kind, label) in _page.series or (kind, label) in _page.closed:
         return
-    glue(f"{KINDS[kind][2]}-{label}", Markdown(html.escape(f"no {kind} ({reason})")))
+    _glue(f"{KINDS[kind][2]}-{label}", Markdown(html.escape(f"no {kind} ({reason})", quote=False)))
     _page.closed[kind, label] = []
 
 
@@ -137,12 +135,16 @@ def _close() -> None:
     """Glue the references of the series shown in the cell that just ended."""
     from IPython.display import Markdown
 
-    from .display import glue
-
     for (kind, label), numbers in _page.series.items():
-        glue(f"{KINDS[kind][2]}-{label}", Markdown(reference_html(kind, label, numbers)))
+        _glue(f"{KINDS[kind][2]}-{label}", Markdown(reference_html(kind, label, numbers)))
         _page.closed[kind, label] = numbers
     _page.series = {}
+
+
+def _glue(key: str, value) -> None:
+    from myst_nb import glue
+
+    glue(key, value, display=False)
 
 
 def _shell():

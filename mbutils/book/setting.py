@@ -16,14 +16,14 @@ import pandas as pd
 
 from ..datasets import BENCHMARK_TITLES, BENCHMARKS, DataChoice, benchmark_key, real_or_stand_in, resolve_data
 from ..errors import BookError
-from ..experiment import n_seen_items, run_experiment, single_threaded
+from ..experiment import n_seen_items, run_experiment
 from ..profiles import (PAPER_SELECTORS, PROFILE_BLURB, PROFILE_ENV, PROFILES, default_jobs, profile_name,
                         target_cases, variant_benchmarks)
 from ..benchmark import Benchmark
 from ..noise import thin_pool
-from ..protocol import POOL_RULE, Protocol, draw_run, fit_to_pool, rng_for
-from ..selectors import make_selector
-from ..selectors.base import SourceData
+from ..protocol import POOL_RULE, Protocol, fit_to_pool
+from ..runs import choose, run_data
+from ..selectors.spec import as_selector
 from .display import admonition
 from .params import _opt_int, int_list, name_list, parse_cases
 from ..styles import count_noun, target_set_label
@@ -283,10 +283,8 @@ def run_view(setting: Setting, run: int = 0):
 
 
     bench = setting.benchmark
-    r = draw_run(bench, setting.protocol, run)
+    r, source = run_data(bench, setting.protocol, run)
     conf = bench.confidence
-    source = SourceData(bench.correct[r.sources][:, r.seen], bench.subtask_codes[r.seen],
-                        None if conf is None else conf[r.sources][:, r.seen])
     tgt_conf = None if conf is None else conf[r.targets][:, r.seen]
     return source, np.asarray(bench.correct[r.targets][:, r.seen]), tgt_conf, r
 
@@ -324,14 +322,13 @@ def diversity_map(state) -> "pd.DataFrame":  # noqa: F821
     return pd.DataFrame({"box1": coords[:, 0], "box2": coords[:, 1], "outside_box": outside})
 
 
-def pick(selector_name: str, source, k: int, seed: int = 0, run: int = 0):
-    """The micro-benchmark a selector builds from ``source`` with the experiment's seeding."""
+def pick(selector, source, k: int, seed: int = 0, run: int = 0):
+    """``(selector, prepared, micro-benchmark)``: what a selector (name or object) builds from
+    ``source`` with the experiment's seeding (:func:`mbutils.runs.choose`)."""
 
-    selector = make_selector(selector_name)
-    stream = selector.shared_key() or selector_name  # as the experiment: siblings share their draws
-    with single_threaded():  # as the experiment: the same sums, so the same items
-        prepared = selector.prepare(source, rng_for(seed, run, "prepare", stream))
-        return selector, prepared, selector.select(prepared, k, rng_for(seed, run, "select", stream, k))
+    selector = as_selector(selector)
+    prepared, micro = choose(selector, source, k, seed=seed, run=run)
+    return selector, prepared, micro
 
 
 def target_case_list(cases, data, missing: str = "error") -> tuple[list[tuple[str, str]], list[str]]:

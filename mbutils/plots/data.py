@@ -10,14 +10,23 @@ import pandas as pd
 from .base import THRESHOLD_COLOR, _figure, fit_text, name_panels
 
 
+def _has_spread(values: np.ndarray) -> bool:
+    """Enough distinct values for a kernel density estimate (seaborn warns, and skips it, otherwise)."""
+    return len(values) >= 5 and np.ptp(values) > 0
+
+
 def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30):
-    """Histogram of model accuracy (points) per benchmark, one panel each."""
+    """Histogram of model accuracy (points) per benchmark with its kernel density, one panel each."""
+    import seaborn as sns
+
     names = list(accuracies)
     fig, axes = _figure(1, len(names), width=3.6, height=3.0)
     for ax, name in zip(axes.flat, names):
         values = 100 * np.asarray(accuracies[name], float)
-        ax.hist(values, bins=bins, color="#0173b2", alpha=0.8)
+        sns.histplot(x=values, bins=bins, kde=_has_spread(values), color="#0173b2", alpha=0.7, ax=ax,
+                     edgecolor="white", linewidth=0.4)
         ax.set_xlabel("model accuracy (points)")
+        ax.set_ylabel("")
         ax.set_title(f"{name} ({len(values)} models)", fontsize=10)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel("models")
@@ -28,15 +37,18 @@ def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30):
 
 def pairwise_histograms(accuracies: Mapping[str, np.ndarray], max_gap: float = 30.0, bin_width: float = 0.5):
     """Histogram of |accuracy difference| (points) over all model pairs, one panel each."""
+    import seaborn as sns
+
     names = list(accuracies)
     fig, axes = _figure(1, len(names), width=3.6, height=3.0)
     for ax, name in zip(axes.flat, names):
         acc = 100 * np.asarray(accuracies[name], float)
         i, j = np.triu_indices(len(acc), k=1)
         gaps = np.abs(acc[i] - acc[j])
-        ax.hist(gaps[gaps <= max_gap], bins=np.arange(0, max_gap + bin_width, bin_width),
-                color="#029e73", alpha=0.8)
+        sns.histplot(x=gaps[gaps <= max_gap], bins=np.arange(0, max_gap + bin_width, bin_width), color="#029e73",
+                     alpha=0.8, ax=ax, edgecolor="none")
         ax.set_xlabel("|accuracy difference| (points)")
+        ax.set_ylabel("")
         share = np.mean(gaps < 2.0)
         ax.set_title(f"{name}: {share:.0%} of pairs < 2 points", fontsize=10)
         ax.grid(alpha=0.3)

@@ -46,9 +46,10 @@ import numpy as np
 
 from ..cat import CRITERIA, AdaptiveTests, CATPath
 from ..errors import SelectorError
-from ..irt import IRTError, sigmoid
+from ..irt import IRTError, IRTModel, sigmoid
 from ..protocol import rng_for
 from .base import MicroBenchmark, Selector, SourceData
+from ..validation import Integer, OneOf
 from .tinybench import TinyBenchmarks, TinyPrepared
 
 __all__ = ["AdaptiveFisher", "AdaptiveMicroBenchmark", "AdaptivePIRT", "AdaptiveRandomesque"]
@@ -156,52 +157,81 @@ class AdaptiveMicroBenchmark(MicroBenchmark):
 
 
 class AdaptiveFisher(Selector):
-    """Maximum-information CAT on the tinyBenchmarks IRT fit; IRT estimate.
+    """Adaptive testing: each target answers its own k items, the next one always the most informative; IRT estimate.
 
-    Parameters: ``n_start`` random items before adaptation (at most k), ``top_m`` (1:
-    always the most informative item), ``newton_steps`` per answer for the running MAP,
-    and the IRT fit's parameters (those of :class:`~mbutils.selectors.tinybench.TinyBenchmarks`).
+    Every other method gives all targets the same k items. Here each target takes its own
+    computerised adaptive test (CAT) on the item parameters of the tinyBenchmarks IRT fit
+    of the sources (same model, same priors, one fit per run for both families): a few
+    random items, then, one at a time, the unasked item most informative at its current MAP
+    ability, until it has answered k items. The estimate is the mean predicted P(correct)
+    over all seen items at the final ability. Selection uses source data only, and a
+    target's estimate reads its answers only on the items its own test gave it. A run's
+    test of k items is the first k items of its longer tests. The micro-benchmark has no
+    common item list (``items`` is empty); its ``size`` is the items each target answers.
+    Registered as ``"adaptive_fisher"``.
+
+    Parameters
+    ----------
+    n_start : int, default 1
+        Random items each test starts with before adapting (at least 0; a test of k items
+        starts with ``min(n_start, k)``).
+    top_m : int, optional
+        Randomesque exposure control: each step picks at random among the ``top_m`` most
+        informative unasked items; None: the class default (1, always the most informative).
+    criterion : {"accuracy", "determinant"}, default "accuracy"
+        What "informative" means: ``"accuracy"``, the expected drop in the posterior
+        variance of the predicted accuracy (van der Linden's minimum error variance, for
+        the one score a micro-benchmark reports); ``"determinant"``, the gain in the
+        determinant of the posterior precision (Segall's D-optimality; for one dimension,
+        Lord's Fisher information).
+    newton_steps : int, default 2
+        Newton steps of the running MAP ability after each answer (the final ability is the
+        exact MAP).
+    irt : mbutils.irt.IRTModel, optional
+        The unfitted IRT model of the sources' fit, as in :class:`TinyBenchmarks`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import SourceData, AdaptiveFisher
+    >>> rng = np.random.default_rng(0)
+    >>> ability, difficulty = rng.normal(size=(40, 1)), rng.normal(size=80)
+    >>> correct = rng.random((40, 80)) < 1 / (1 + np.exp(difficulty - ability))  # 2PL-like
+    >>> source, targets = SourceData(correct[:30], np.zeros(80, dtype=int)), correct[30:]
+    >>> selector = AdaptiveFisher()
+    >>> micro = selector.select(selector.prepare(source, rng), 10, rng)
+    >>> micro.size, micro.items.size  # 10 items per target, no common list
+    (10, 0)
+    >>> micro.estimate(targets).shape
+    (10,)
     """
 
     name: ClassVar[str] = "adaptive_fisher"
     estimator: ClassVar[str] = "irt"
     default_top_m: ClassVar[int] = 1
 
+    parameter_constraints = {"n_start": Integer(low=0), "top_m": Integer(low=1), "criterion": OneOf(CRITERIA),
+                             "newton_steps": Integer(low=1)}
+
     def __init__(self, n_start: int = 1, top_m: int | None = None, criterion: str = "accuracy",
-                 newton_steps: int = 2, dims: int = 10,
-                 prior_sd_theta: float = 1.0, prior_sd_a: float = 1.0, prior_sd_b: float = 3.0,
-                 irt_max_iter: int = 100, irt_tol: float = 1e-4):
+                 newton_steps: int = 2, irt: IRTModel | None = None):
         self.n_start = n_start
         self.top_m = self.default_top_m if top_m is None else top_m
         self.criterion = criterion
         self.newton_steps = newton_steps
-        self.dims = dims
-        self.prior_sd_theta = prior_sd_theta
-        self.prior_sd_a = prior_sd_a
-        self.prior_sd_b = prior_sd_b
-        self.irt_max_iter = irt_max_iter
-        self.irt_tol = irt_tol
+        self.irt = IRTModel() if irt is None else irt
 
     def _irt(self) -> TinyBenchmarks:
-        """The tinyBenchmarks selector with our IRT parameters: its fit is the one we share."""
-        return TinyBenchmarks(dims=self.dims, prior_sd_theta=self.prior_sd_theta, prior_sd_a=self.prior_sd_a,
-                              prior_sd_b=self.prior_sd_b, irt_max_iter=self.irt_max_iter, irt_tol=self.irt_tol)
+        """The tinyBenchmarks selector with our IRT model: its fit is the one we share."""
+        return TinyBenchmarks(irt=self.irt)
 
     def shared_key(self) -> str:
         """tinyBenchmarks' key: one IRT fit per run for both families (and the same streams)."""
         return self._irt().shared_key()
 
-    def _validate(self) -> None:
-        for what, value, low in (("n_start", self.n_start, 0), ("top_m", self.top_m, 1),
-                                 ("newton_steps", self.newton_steps, 1)):
-            if int(value) != value or value < low:
-                raise SelectorError(f"{self.name}: {what} must be an integer >= {low}, got {value!r}")
-        if self.criterion not in CRITERIA:
-            raise SelectorError(f"{self.name}: criterion must be one of {', '.join(CRITERIA)}, got {self.criterion!r}")
-
     def prepare(self, source: SourceData, rng: np.random.Generator) -> TinyPrepared:
         """The sources' IRT fit, exactly as tinyBenchmarks prepares it."""
-        self._validate()
+        self.validate_params()
         return self._irt().prepare(source, rng)
 
     def select(self, prepared: TinyPrepared, k: int, rng: np.random.Generator) -> AdaptiveMicroBenchmark:
@@ -209,25 +239,75 @@ class AdaptiveFisher(Selector):
 
         ``rng`` is not used: the tests' draws come from the run's ``prepared.cat_root``.
         """
-        self._validate()
+        self.validate_params()
         self.check_size(k, prepared.n_items)
         return AdaptiveMicroBenchmark(
             items=np.empty(0, dtype=np.int64), weights=np.empty(0), reads="correct",
             item_a=prepared.item_a, item_b=prepared.item_b, length=int(k), n_start=int(self.n_start),
             top_m=int(self.top_m), root=prepared.cat_root, estimator=self.estimator,
-            prior_sd_theta=self.prior_sd_theta, newton_steps=int(self.newton_steps), criterion=self.criterion,
+            prior_sd_theta=self.irt.prior_sd_theta, newton_steps=int(self.newton_steps), criterion=self.criterion,
             memo=prepared.chosen.setdefault("adaptive tests", {}))
 
 
 class AdaptiveRandomesque(AdaptiveFisher):
-    """Randomesque exposure control: a random one of the ``top_m`` (default 5) most informative items."""
+    """Adaptive testing with randomesque exposure control: each step a random one of the ``top_m`` most informative items.
+
+    As :class:`AdaptiveFisher`, but each step picks uniformly among the ``top_m`` (default
+    5) most informative unasked items (Kingsbury & Zara, 1989), so the most informative
+    items are not given to every target. Same IRT estimate. Registered as
+    ``"adaptive_randomesque"``.
+
+    Parameters
+    ----------
+    n_start, top_m, criterion, newton_steps, irt
+        As in :class:`AdaptiveFisher`; ``top_m=None`` means 5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import SourceData, AdaptiveRandomesque
+    >>> rng = np.random.default_rng(0)
+    >>> ability, difficulty = rng.normal(size=(40, 1)), rng.normal(size=80)
+    >>> correct = rng.random((40, 80)) < 1 / (1 + np.exp(difficulty - ability))  # 2PL-like
+    >>> source, targets = SourceData(correct[:30], np.zeros(80, dtype=int)), correct[30:]
+    >>> selector = AdaptiveRandomesque()
+    >>> selector.top_m
+    5
+    >>> micro = selector.select(selector.prepare(source, rng), 10, rng)
+    >>> micro.size, micro.estimate(targets).shape
+    (10, (10,))
+    """
 
     name: ClassVar[str] = "adaptive_randomesque"
     default_top_m: ClassVar[int] = 5
 
 
 class AdaptivePIRT(AdaptiveFisher):
-    """The ``adaptive_fisher`` tests; p-IRT: observed answers where asked, predictions elsewhere."""
+    """The tests of :class:`AdaptiveFisher` with the p-IRT estimate: observed answers where asked, predictions elsewhere.
+
+    Same path and random start as :class:`AdaptiveFisher` of the same parameters (in an
+    experiment the two take the very same tests); the estimate blends the target's answers
+    on its k items with the IRT predictions on the other seen items, as
+    :class:`TinyBenchmarksPIRT` does for anchors. Registered as ``"adaptive_pirt"``.
+
+    Parameters
+    ----------
+    n_start, top_m, criterion, newton_steps, irt
+        As in :class:`AdaptiveFisher`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import SourceData, AdaptivePIRT
+    >>> rng = np.random.default_rng(0)
+    >>> ability, difficulty = rng.normal(size=(40, 1)), rng.normal(size=80)
+    >>> correct = rng.random((40, 80)) < 1 / (1 + np.exp(difficulty - ability))  # 2PL-like
+    >>> source, targets = SourceData(correct[:30], np.zeros(80, dtype=int)), correct[30:]
+    >>> selector = AdaptivePIRT()
+    >>> micro = selector.select(selector.prepare(source, rng), 10, rng)
+    >>> micro.estimator, micro.size, micro.estimate(targets).shape
+    ('pirt', 10, (10,))
+    """
 
     name: ClassVar[str] = "adaptive_pirt"
     estimator: ClassVar[str] = "pirt"

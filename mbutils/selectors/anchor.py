@@ -14,6 +14,7 @@ import kmedoids
 import numpy as np
 
 from ..errors import SelectorError
+from ..validation import Boolean, Integer, OneOf
 from .base import MicroBenchmark, Selector, SourceData
 
 DTYPES = ("float64", "float32")
@@ -64,13 +65,19 @@ class AnchorPrepared:
 
 
 class AnchorPoints(Selector):
-    """k medoids of the items under 1 - correlation of source confidences.
+    """Anchor Points (the paper's): k medoids of the items under 1 - correlation of source confidences.
+
+    Items whose source confidences rise and fall together are interchangeable for ranking
+    models, so one medoid per cluster stands for the cluster, weighted by its size; the
+    estimate reads the target's confidence on the medoids (as the paper does).
+    Registered as ``"anchor_points"``.
 
     Correlations use each source's confidence on the gold answer, or its 0/1
-    correctness when the bundle has none (see :func:`item_correlation` for constant
-    items). The dissimilarity is built once per run in :meth:`prepare` (N^2 values of
-    ``dtype``). The default float32 halves the matrix (145 MB at 6,012 items against 289 MB
-    in float64) and FasterPAM runs about 1.5x faster on it (``benchmarks/bench_anchor.py``);
+    correctness when the bundle has none (see ``mbutils.selectors.anchor.item_correlation``
+    for constant items). The dissimilarity is built once per run in
+    :meth:`~mbutils.Selector.prepare` (N^2 values of ``dtype``). The default float32 halves
+    the matrix (145 MB at 6,012 items against 289 MB in float64) and FasterPAM runs about
+    1.5x faster on it (``benchmarks/bench_anchor.py``);
     in our checks (15 runs and sizes of 1,500 items) it picked exactly the medoids of
     float64, whose correlations differ from it by about 1e-7.
 
@@ -89,32 +96,59 @@ class AnchorPoints(Selector):
       items, see ``benchmarks/bench_anchor.py``); a size's medoids then depend on the
       smaller sizes clustered before it in the run. ``warm_start=False`` starts every
       size from ``init``, as the reference code does.
+
     Every item then joins its most-correlated medoid (the first one on ties), a medoid
     always joins itself, and a medoid's weight is its cluster size / N.
     The estimate reads the target's confidence on the medoids (0/1 without confidences).
+
+    Parameters
+    ----------
+    init : {"random", "build"}, default "random"
+        FasterPAM's start for the smallest size of a run (see above).
+    max_iter : int, default 100
+        Maximum FasterPAM swap passes, at least 1.
+    dtype : {"float32", "float64"}, default "float32"
+        Precision of the N x N dissimilarity matrix.
+    n_cpu : int, default 1
+        FasterPAM's threads; more than 1 uses the parallel variant, whose result depends on
+        ``n_cpu``.
+    warm_start : bool, default True
+        Start every larger size of a run from the medoids of the largest smaller size (see
+        above); False starts every size from ``init``, as the reference code does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import AnchorPoints, SourceData
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.random((30, 80))  # 30 sources x 80 seen items
+    >>> source = SourceData(conf > 0.5, np.zeros(80, dtype=int), confidence=conf)
+    >>> selector = AnchorPoints()
+    >>> micro = selector.select(selector.prepare(source, rng), 10, rng)
+    >>> micro.size, micro.reads, round(float(micro.weights.sum()), 9)  # cluster shares
+    (10, 'confidence', 1.0)
+    >>> AnchorPoints(warm_start=False).get_params()
+    {'init': 'random', 'max_iter': 100, 'dtype': 'float32', 'n_cpu': 1, 'warm_start': False}
     """
 
     name = "anchor_points"
     uses_confidence = True
     reads = "confidence"
 
+    parameter_constraints = {"init": OneOf(INITS), "max_iter": Integer(low=1), "dtype": OneOf(DTYPES),
+                             "n_cpu": Integer(low=1), "warm_start": Boolean()}
+
     def __init__(self, init: str = "random", max_iter: int = 100, dtype: str = "float32", n_cpu: int = 1,
                  warm_start: bool = True):
-        if init not in INITS:
-            raise SelectorError(f"{self.name}: unknown init {init!r}; choose from {', '.join(INITS)}")
-        if dtype not in DTYPES:
-            raise SelectorError(f"{self.name}: dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-        for label, value in (("max_iter", max_iter), ("n_cpu", n_cpu)):
-            if int(value) != value or value < 1:
-                raise SelectorError(f"{self.name}: {label} must be a positive integer, got {value!r}")
         self.init = init
-        self.max_iter = int(max_iter)
+        self.max_iter = max_iter
         self.dtype = dtype
-        self.n_cpu = int(n_cpu)
-        self.warm_start = bool(warm_start)
+        self.n_cpu = n_cpu
+        self.warm_start = warm_start
 
     def prepare(self, source: SourceData, rng: np.random.Generator) -> AnchorPrepared:
         """1 - correlation, turned into a dissimilarity in place (no second N x N copy)."""
+        self.validate_params()
         dissimilarity = item_correlation(source.proxy, self.dtype)
         np.subtract(1.0, dissimilarity, out=dissimilarity)  # diagonal becomes exactly 0
         return AnchorPrepared(dissimilarity)
@@ -192,6 +226,29 @@ class AnchorPointsBinary(AnchorPoints):
 
     The paper's Anchor Points is the only method that reads target confidences; this
     variant isolates the effect of the item choice from that of the richer target data.
+    In an experiment it shares the run's preparation and random stream with
+    :class:`AnchorPoints` of the same parameters, so both choose identical medoids.
+    Registered as ``"anchor_points_binary"``.
+
+    Parameters
+    ----------
+    init, max_iter, dtype, n_cpu, warm_start
+        As in :class:`AnchorPoints`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import AnchorPoints, AnchorPointsBinary, SourceData
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.random((30, 80))
+    >>> source = SourceData(conf > 0.5, np.zeros(80, dtype=int), confidence=conf)
+    >>> prepared = AnchorPoints().prepare(source, rng)
+    >>> soft = AnchorPoints().select(prepared, 10, np.random.default_rng(1))
+    >>> hard = AnchorPointsBinary().select(prepared, 10, np.random.default_rng(1))
+    >>> hard.reads, bool((hard.items == soft.items).all())
+    ('correct', True)
+    >>> AnchorPointsBinary().shared_key() == AnchorPoints().shared_key()
+    True
     """
 
     name = "anchor_points_binary"

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SelectorError
+from ..validation import Integer, OneOf
 from .base import MicroBenchmark, Selector, SourceData
 
 ESTIMATORS = ("ht", "hajek")
@@ -148,18 +149,22 @@ class Strata:
 
 
 class ConfidenceStratified(Selector):
-    """Stratified random sampling on source confidence with a Horvitz-Thompson estimate.
+    """Stratified sampling by confidence (the paper's): random items from bands of item easiness, Horvitz-Thompson estimate.
+
+    Registered as ``"confidence_stratified"``.
 
     Proxy: each seen item's mean source confidence on the gold answer. When the bundle
     has no confidences the proxy is the sources' mean 0/1 correctness (the item's
     accuracy over sources), so strata are bands of empirical difficulty.
 
     Strata: exact 1-D k-means on the proxy with ``n_strata`` clusters, computed once per
-    run in :meth:`prepare`. With fewer distinct proxy values than ``n_strata`` (few
-    sources, 0/1 data) each distinct value is a stratum, so there are fewer strata.
+    run in :meth:`~mbutils.Selector.prepare`. With fewer distinct proxy values than
+    ``n_strata`` (few sources, 0/1 data) each distinct value is a stratum, so there are
+    fewer strata.
 
-    Allocation: proportional, summing to exactly ``k`` (:func:`proportional_allocation`,
-    random tie-breaking); simple random sampling without replacement within strata.
+    Allocation: proportional, summing to exactly ``k`` (largest remainders,
+    ``mbutils.selectors.confidence.proportional_allocation``, random tie-breaking); simple
+    random sampling without replacement within strata.
 
     Estimate (reads target 0/1 correctness):
 
@@ -173,23 +178,56 @@ class ConfidenceStratified(Selector):
       estimator). Identical to HT whenever every stratum is hit; otherwise it treats the
       hit strata as standing for the missed ones, trading HT's large downward bias for a
       small bias (missed share x accuracy difference) and lower error.
+
+    Parameters
+    ----------
+    n_strata : int, default 10
+        Number of strata (k-means clusters of the proxy), at least 1; fewer come out when
+        the proxy has fewer distinct values.
+    estimator : {"ht", "hajek"}, default "ht"
+        The estimate, as above: Horvitz-Thompson (the paper's) or its normalised (Hajek)
+        form.
+
+    Examples
+    --------
+    Eight items, four hard and four easy for both sources, in two strata:
+
+    >>> import numpy as np
+    >>> from mbutils import ConfidenceStratified, SourceData
+    >>> conf = np.array([[0.1, 0.1, 0.12, 0.11, 0.9, 0.92, 0.9, 0.91],
+    ...                  [0.1, 0.12, 0.1, 0.11, 0.9, 0.9, 0.92, 0.91]])
+    >>> source = SourceData(conf > 0.5, np.zeros(8, dtype=int), confidence=conf)
+    >>> selector = ConfidenceStratified(n_strata=2)
+    >>> strata = selector.prepare(source, np.random.default_rng(0))
+    >>> strata.labels.tolist(), strata.sizes.tolist()
+    ([0, 0, 0, 0, 1, 1, 1, 1], [4, 4])
+    >>> micro = selector.select(strata, 4, np.random.default_rng(0))
+    >>> np.bincount(strata.labels[micro.items]).tolist()  # 2 items per stratum
+    [2, 2]
+    >>> micro.weights.tolist()
+    [0.25, 0.25, 0.25, 0.25]
+
+    With one item, one stratum is missed: HT's weights sum to 1/2, Hajek's to 1.
+
+    >>> selector.select(strata, 1, np.random.default_rng(0)).weights.tolist()
+    [0.5]
+    >>> hajek = ConfidenceStratified(n_strata=2, estimator="hajek")
+    >>> hajek.select(strata, 1, np.random.default_rng(0)).weights.tolist()
+    [1.0]
     """
 
     name = "confidence_stratified"
     uses_confidence = True
 
+    parameter_constraints = {"n_strata": Integer(low=1), "estimator": OneOf(ESTIMATORS)}
+
     def __init__(self, n_strata: int = 10, estimator: str = "ht"):
-        if int(n_strata) != n_strata or n_strata < 1:
-            raise SelectorError(f"{self.name}: n_strata must be a positive integer, got {n_strata!r}")
-        if estimator not in ESTIMATORS:
-            raise SelectorError(
-                f"{self.name}: unknown estimator {estimator!r}; choose from {', '.join(ESTIMATORS)}"
-            )
-        self.n_strata = int(n_strata)
+        self.n_strata = n_strata
         self.estimator = estimator
 
     def prepare(self, source: SourceData, rng: np.random.Generator) -> Strata:
         """Strata from the mean source proxy (deterministic; ``rng`` is not needed)."""
+        self.validate_params()
         proxy = source.proxy
         if proxy.ndim != 2 or proxy.shape[0] < 1 or proxy.shape[1] < 1:
             raise SelectorError(f"{self.name}: needs at least one source and one seen item")

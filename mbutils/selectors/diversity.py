@@ -70,6 +70,7 @@ import scipy.linalg
 
 from ..dpp import inclusion_probabilities, sample_projection_dpp
 from ..errors import SelectorError
+from ..validation import Boolean, Integer, OneOf, Real
 from .base import MicroBenchmark, Selector, SourceData
 
 ORDERS = ("max", "total")
@@ -262,15 +263,53 @@ class DiversityState:
 
 # --------------------------------------------------------------------------- selectors
 class Diversity(Selector):
-    """The paper's Diversity method: a projection-DPP sample, scored by the plain mean.
+    """The paper's Diversity method: items spread over the sources' view of them (a projection DPP), plain mean.
 
-    Parameters: ``n_components`` PCA dimensions (4), ``trim`` quantile cut per side
-    (0.01), ``scale`` of the rescaled box (0.99), ``order`` of the monomials ("max", the
-    reference's, or "total"). See the module docstring for the method.
+    Each seen item is a point whose coordinates are the sources' confidences on it (0/1
+    correctness without confidences). Once per run, :meth:`~mbutils.Selector.prepare` projects the items on
+    their first ``n_components`` principal components, keeps the *candidates* inside the
+    per-dimension ``[trim, 1 - trim]`` quantile box and rescales each dimension to
+    ``[-scale, scale]``. For a size k the items are an exact draw of the projection DPP
+    whose kernel projects onto the first k multivariate polynomials of the features (the
+    discrete orthogonal-polynomial ensemble, or "DPP coreset", of Bardenet & Hardy and
+    Tremblay et al.), computed stably with Chebyshev polynomials. When the candidates
+    support only r < k such polynomials (few distinct feature vectors), r items come from
+    the DPP and k - r uniformly from the other seen items. The estimate is the plain mean
+    of the target's 0/1 correctness (see ``mbutils.selectors.diversity`` for the details).
+    Registered as ``"diversity"``.
+
+    Parameters
+    ----------
+    n_components : int, default 4
+        Principal components the items are described by (fewer when the data have fewer
+        non-negligible ones).
+    trim : float, default 0.01
+        Quantile cut per side and dimension, in [0, 0.5): the items outside the box are never
+        drawn.
+    scale : float, default 0.99
+        Half-width of the rescaled box, in (0, 1].
+    order : {"max", "total"}, default "max"
+        Order of the monomials: by largest exponent (the reference's), or by total degree;
+        where k cuts a layer, this changes which polynomials are in.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import Diversity, SourceData
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.random((30, 80))  # 30 sources x 80 seen items
+    >>> source = SourceData(conf > 0.5, np.zeros(80, dtype=int), confidence=conf)
+    >>> selector = Diversity()
+    >>> state = selector.prepare(source, rng)
+    >>> micro = selector.select(state, 10, rng)
+    >>> micro.size, len(set(micro.items.tolist())), bool(np.allclose(micro.weights, 0.1))
+    (10, 10, True)
     """
 
     name = "diversity"
     uses_confidence = True
+    parameter_constraints = {"n_components": Integer(low=1), "trim": Real(low=0.0, high=0.5, high_open=True),
+                             "scale": Real(low=0.0, high=1.0, low_open=True), "order": OneOf(ORDERS)}
 
     def __init__(
         self,
@@ -279,21 +318,14 @@ class Diversity(Selector):
         scale: float = 0.99,
         order: str = "max",
     ):
-        if int(n_components) != n_components or n_components < 1:
-            raise SelectorError(f"{self.name}: n_components must be a positive integer, got {n_components!r}")
-        if not 0.0 <= trim < 0.5:
-            raise SelectorError(f"{self.name}: trim must be in [0, 0.5), got {trim!r}")
-        if not 0.0 < scale <= 1.0:
-            raise SelectorError(f"{self.name}: scale must be in (0, 1], got {scale!r}")
-        if order not in ORDERS:
-            raise SelectorError(f"{self.name}: unknown order {order!r}; choose from {', '.join(ORDERS)}")
-        self.n_components = int(n_components)
-        self.trim = float(trim)
-        self.scale = float(scale)
+        self.n_components = n_components
+        self.trim = trim
+        self.scale = scale
         self.order = order
 
     def prepare(self, source: SourceData, rng: np.random.Generator) -> DiversityState:
         """PCA, trimming and rescaling of the seen items (deterministic; ``rng`` unused)."""
+        self.validate_params()
         proxy = source.proxy
         if proxy.ndim != 2 or proxy.shape[0] < 1 or proxy.shape[1] < 1:
             raise SelectorError(f"{self.name}: needs at least one source and one seen item")
@@ -343,12 +375,38 @@ class Diversity(Selector):
 
 
 class DiversityWeighted(Diversity):
-    """Diversity with the DPP's Horvitz-Thompson weights ``1 / (N K_ii)`` (see module docstring).
+    """Diversity's items with the DPP's Horvitz-Thompson weights: an estimate unbiased over the candidates.
 
-    ``normalize=True`` rescales the weights to sum to one (ratio estimator).
+    The same items as :class:`Diversity` (same parameters, same draw); each chosen item
+    weighs ``1 / (N K_ii)``, where ``N`` is the number of candidates and ``K_ii`` the DPP's
+    probability of including the item. The estimate is then unbiased for the target's mean
+    over the candidates (not over all seen items: items outside the quantile box are never
+    drawn). The weights sum to one only in expectation, so an estimate can exceed 1.
+    Registered as ``"diversity_weighted"``.
+
+    Parameters
+    ----------
+    n_components, trim, scale, order
+        As in :class:`Diversity`.
+    normalize : bool, default False
+        Rescale the weights to sum to one (the ratio, or Hajek, estimator: always in [0, 1],
+        slightly biased); the paper computes these normalised weights but does not use them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import DiversityWeighted, SourceData
+    >>> rng = np.random.default_rng(0)
+    >>> conf = rng.random((30, 80))  # 30 sources x 80 seen items
+    >>> source = SourceData(conf > 0.5, np.zeros(80, dtype=int), confidence=conf)
+    >>> selector = DiversityWeighted(normalize=True)
+    >>> micro = selector.select(selector.prepare(source, rng), 10, rng)
+    >>> micro.size, round(float(micro.weights.sum()), 9)
+    (10, 1.0)
     """
 
     name = "diversity_weighted"
+    parameter_constraints = {**Diversity.parameter_constraints, "normalize": Boolean()}
 
     def __init__(
         self,
@@ -359,7 +417,7 @@ class DiversityWeighted(Diversity):
         normalize: bool = False,
     ):
         super().__init__(n_components, trim, scale, order)
-        self.normalize = bool(normalize)
+        self.normalize = normalize
 
     def _weights(self, rows: np.ndarray, n_candidates: int) -> np.ndarray:
         weights = 1.0 / (n_candidates * inclusion_probabilities(rows))

@@ -9,10 +9,27 @@ from __future__ import annotations
 import numpy as np
 
 from .base import MicroBenchmark, Selector, SourceData
+from ..validation import Boolean
 
 
 class RandomSelector(Selector):
-    """k distinct seen items uniformly at random; estimate = mean correctness."""
+    """Uniform random sampling, the baseline every method must beat: k distinct seen items, plain mean.
+
+    Needs no source models (``uses_sources`` is False): a practitioner can use it without
+    any other model's results. The estimate is the target's mean 0/1 correctness on the k
+    items. Registered as ``"random"``; it takes no parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import RandomSelector, SourceData, make_selector
+    >>> source = SourceData(correct=np.zeros((3, 8)), subtasks=np.zeros(8, dtype=int))
+    >>> micro = RandomSelector().select(source, 4, np.random.default_rng(0))
+    >>> micro.size, len(set(micro.items.tolist())), micro.weights.tolist()
+    (4, 4, [0.25, 0.25, 0.25, 0.25])
+    >>> make_selector("random")
+    RandomSelector()
+    """
 
     name = "random"
     uses_sources = False
@@ -38,15 +55,41 @@ def _subtask_weights(items: np.ndarray, subtasks: np.ndarray, weighted: bool) ->
 
 
 class SubtaskEqualSelector(Selector):
-    """floor(k/S) items per subtask, the k mod S left over one each to random subtasks.
+    """Random sampling stratified by subtask with equal allocation: every subtask gets the same share of k.
 
-    A subtask smaller than its allocation gives all its items; the shortfall goes to
-    random other subtasks with room, so exactly k items are always chosen.
+    Each of the S subtasks gets floor(k/S) items, the k mod S left over go one each to
+    random subtasks. A subtask smaller than its allocation gives all its items; the
+    shortfall goes to random other subtasks with room, so exactly k items are always
+    chosen. Within a subtask the items are a simple random sample. Needs no source models.
+    Registered as ``"subtask_equal"`` and, with ``weighted=True``, ``"subtask_equal_weighted"``;
+    both choose the same items in a run and differ only in the estimate.
+
+    Parameters
+    ----------
+    weighted : bool, default False
+        False: the plain mean over the k items (the paper's; biased when subtasks differ in
+        size). True: each chosen item weighs its subtask's share of the seen items divided by
+        the items chosen from it, so each subtask counts by its size (subtasks not sampled
+        get no weight; the weights are renormalised over those that were).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import SourceData, SubtaskEqualSelector
+    >>> source = SourceData(correct=np.zeros((3, 8)), subtasks=[0, 0, 0, 0, 0, 0, 1, 1])
+    >>> micro = SubtaskEqualSelector().select(source, 4, np.random.default_rng(0))
+    >>> np.bincount(source.subtasks[micro.items]).tolist()  # 2 items from each subtask
+    [2, 2]
+    >>> weighted = SubtaskEqualSelector(weighted=True)
+    >>> weighted.select(source, 4, np.random.default_rng(0)).weights.tolist()
+    [0.375, 0.375, 0.125, 0.125]
     """
 
     name = "subtask_equal"
     uses_sources = False
     light = True
+
+    parameter_constraints = {"weighted": Boolean()}
 
     def __init__(self, weighted: bool = False):
         self.weighted = weighted
@@ -85,15 +128,36 @@ def _sample_within(subtasks: np.ndarray, alloc: np.ndarray, rng: np.random.Gener
 
 
 class SubtaskProportionalSelector(Selector):
-    """The reference code's "proportional" sampling: P(item) proportional to 1/subtask size.
+    """The reference code's "proportional" subtask sampling: k items drawn with P(item) proportional to 1/subtask size.
 
     Despite the name this allocates equally *in expectation* (each subtask gets the same
-    total probability); kept for fidelity, the book explains the difference.
+    total probability); kept for fidelity, the book explains the difference. The k items
+    are drawn without replacement in one weighted draw, so a subtask's count varies from
+    run to run. Needs no source models. Registered as ``"subtask_proportional"`` and, with
+    ``weighted=True``, ``"subtask_proportional_weighted"``.
+
+    Parameters
+    ----------
+    weighted : bool, default False
+        False: the plain mean over the k items (the paper's). True: each subtask counts by
+        its share of the seen items, as in :class:`SubtaskEqualSelector`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import SourceData, SubtaskProportionalSelector
+    >>> source = SourceData(correct=np.zeros((3, 8)), subtasks=[0, 0, 0, 0, 0, 0, 1, 1])
+    >>> micro = SubtaskProportionalSelector().select(source, 4, np.random.default_rng(0))
+    >>> micro.size, micro.weights.tolist()
+    (4, [0.25, 0.25, 0.25, 0.25])
+    >>> SubtaskProportionalSelector(weighted=True).get_params()
+    {'weighted': True}
     """
 
     name = "subtask_proportional"
     uses_sources = False
     light = True
+    parameter_constraints = {"weighted": Boolean()}
 
     def __init__(self, weighted: bool = False):
         self.weighted = weighted

@@ -63,6 +63,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..errors import SelectorError
 from ..irt import IRTError, IRTModel, map_abilities, sigmoid, single_threaded
+from ..validation import Integer, Real
 from .base import MicroBenchmark, Selector, SourceData
 
 __all__ = [
@@ -228,26 +229,55 @@ def _distinct_nearest(points: np.ndarray, centers: np.ndarray) -> np.ndarray:
 
 
 class TinyBenchmarks(Selector):
-    """tinyBenchmarks anchors; the estimate is the cluster-weighted anchor correctness.
+    """tinyBenchmarks (the paper's): anchor items from k-means on IRT item embeddings, cluster-weighted estimate.
 
-    Parameters: ``dims`` and the ``prior_sd_*`` / ``irt_max_iter`` / ``irt_tol`` of the
-    IRT fit (see :class:`mbutils.irt.IRTModel`); ``n_init`` and ``kmeans_max_iter`` of
-    scikit-learn's k-means (k-means++ start seeded from the run's generator). k-means
-    runs single-threaded, so the anchors cannot depend on the machine's thread count.
+    :meth:`~mbutils.Selector.prepare` fits a multidimensional 2PL IRT model to the sources' 0/1 results on the
+    seen items, once per run, and embeds every item as ``[a_j, b_j]`` (discriminations and
+    difficulty). For a size k, seeded k-means with k clusters runs on the embeddings and
+    the item nearest each centroid is its anchor (all anchors distinct); an anchor weighs
+    its cluster's share of the seen items. The estimate is the cluster-weighted 0/1
+    correctness of the target on the anchors. k-means runs single-threaded, so the anchors
+    cannot depend on the machine's thread count. Registered as ``"tinybenchmarks"``; the
+    IRT estimators :class:`TinyBenchmarksIRT`, :class:`TinyBenchmarksPIRT` and
+    :class:`TinyBenchmarksGPIRT` share its fit and anchors in an experiment.
+
+    Parameters
+    ----------
+    irt : mbutils.irt.IRTModel, optional
+        The unfitted IRT model whose hyper-parameters the sources' fit uses (dimensions,
+        prior standard deviations, iterations, tolerance); None: ``IRTModel()``, the
+        reference's 10 dimensions. Reach its parameters as ``irt__<name>``
+        (``set_params(irt__dims=5)``).
+    n_init : int, default 1
+        scikit-learn k-means restarts (k-means++ start seeded from the run's generator).
+    kmeans_max_iter : int, default 300
+        Maximum k-means iterations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import SourceData, TinyBenchmarks
+    >>> rng = np.random.default_rng(0)
+    >>> ability, difficulty = rng.normal(size=(40, 1)), rng.normal(size=80)
+    >>> correct = rng.random((40, 80)) < 1 / (1 + np.exp(difficulty - ability))  # 2PL-like
+    >>> source, targets = SourceData(correct[:30], np.zeros(80, dtype=int)), correct[30:]
+    >>> selector = TinyBenchmarks().set_params(irt__dims=2)
+    >>> selector.get_params()["irt__dims"]
+    2
+    >>> micro = selector.select(selector.prepare(source, rng), 10, rng)
+    >>> micro.size, len(set(micro.items.tolist())), round(float(micro.weights.sum()), 9)
+    (10, 10, 1.0)
+    >>> micro.estimate(targets).shape
+    (10,)
     """
 
     name: ClassVar[str] = "tinybenchmarks"
     estimator: ClassVar[str] = "anchor"
 
-    def __init__(self, dims: int = 10, prior_sd_theta: float = 1.0, prior_sd_a: float = 1.0,
-                 prior_sd_b: float = 3.0, irt_max_iter: int = 100, irt_tol: float = 1e-4,
-                 n_init: int = 1, kmeans_max_iter: int = 300):
-        self.dims = dims
-        self.prior_sd_theta = prior_sd_theta
-        self.prior_sd_a = prior_sd_a
-        self.prior_sd_b = prior_sd_b
-        self.irt_max_iter = irt_max_iter
-        self.irt_tol = irt_tol
+    parameter_constraints = {"n_init": Integer(low=1), "kmeans_max_iter": Integer(low=1)}
+
+    def __init__(self, irt: IRTModel | None = None, n_init: int = 1, kmeans_max_iter: int = 300):
+        self.irt = IRTModel() if irt is None else irt
         self.n_init = n_init
         self.kmeans_max_iter = kmeans_max_iter
 
@@ -257,15 +287,13 @@ class TinyBenchmarks(Selector):
             f"{k}={v!r}" for k, v in sorted(self._shared_params().items()))
 
     def _shared_params(self) -> dict:
-        return dict(dims=self.dims, prior_sd_theta=self.prior_sd_theta,
-                    prior_sd_a=self.prior_sd_a, prior_sd_b=self.prior_sd_b,
-                    irt_max_iter=self.irt_max_iter, irt_tol=self.irt_tol,
+        irt = self.irt.get_params()
+        return dict(dims=irt["dims"], prior_sd_theta=irt["prior_sd_theta"], prior_sd_a=irt["prior_sd_a"],
+                    prior_sd_b=irt["prior_sd_b"], irt_max_iter=irt["max_iter"], irt_tol=irt["tol"],
                     n_init=self.n_init, kmeans_max_iter=self.kmeans_max_iter)
 
     def _fit(self, Y: np.ndarray) -> IRTModel:
-        model = IRTModel(dims=self.dims, prior_sd_theta=self.prior_sd_theta,
-                         prior_sd_a=self.prior_sd_a, prior_sd_b=self.prior_sd_b,
-                         max_iter=self.irt_max_iter, tol=self.irt_tol)
+        model = self.irt.clone()
         try:
             return model.fit(Y)
         except IRTError as err:
@@ -277,6 +305,7 @@ class TinyBenchmarks(Selector):
         The fit is deterministic; ``rng`` only draws the root of the run's adaptive tests
         (``None``: root 0).
         """
+        self.validate_params()
         Y = np.asarray(source.correct, dtype=np.float64)
         if Y.ndim != 2 or Y.shape[0] < 2 or Y.shape[1] < 1:
             raise SelectorError(
@@ -313,7 +342,34 @@ class TinyBenchmarks(Selector):
 
 
 class TinyBenchmarksIRT(TinyBenchmarks):
-    """Same anchors; estimate = mean IRT-predicted P(correct) over all seen items."""
+    """tinyBenchmarks' anchors with the IRT estimate: the target's predicted accuracy on every seen item.
+
+    The target's ability is fitted by MAP on its anchor answers (item parameters fixed at
+    the sources' fit, same prior as the fit), then its predicted P(correct) is averaged
+    over all seen items. Registered as ``"tinybenchmarks_irt"``.
+
+    Parameters
+    ----------
+    irt, n_init, kmeans_max_iter
+        As in :class:`TinyBenchmarks` (the fit and anchors are shared with it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import SourceData, TinyBenchmarksIRT
+    >>> rng = np.random.default_rng(0)
+    >>> ability, difficulty = rng.normal(size=(40, 1)), rng.normal(size=80)
+    >>> correct = rng.random((40, 80)) < 1 / (1 + np.exp(difficulty - ability))  # 2PL-like
+    >>> source, targets = SourceData(correct[:30], np.zeros(80, dtype=int)), correct[30:]
+    >>> selector = TinyBenchmarksIRT()
+    >>> micro = selector.select(selector.prepare(source, rng), 10, rng)
+    >>> estimates = micro.estimate(targets)
+    >>> estimates.shape, bool(((0 < estimates) & (estimates < 1)).all())
+    ((10,), True)
+    >>> from mbutils import TinyBenchmarks
+    >>> selector.shared_key() == TinyBenchmarks().shared_key()  # one IRT fit for both
+    True
+    """
 
     name: ClassVar[str] = "tinybenchmarks_irt"
     estimator: ClassVar[str] = "irt"
@@ -322,7 +378,7 @@ class TinyBenchmarksIRT(TinyBenchmarks):
         return IRTMicroBenchmark(items=anchors, weights=weights, reads="correct",
                                  item_a=prepared.item_a, item_b=prepared.item_b,
                                  estimator=self.estimator, gp_lambda=self._lambda(prepared, k),
-                                 prior_sd_theta=self.prior_sd_theta,
+                                 prior_sd_theta=self.irt.prior_sd_theta,
                                  memo=prepared.estimates.setdefault(k, {}))
 
     def _lambda(self, prepared: TinyPrepared, k: int) -> float:
@@ -330,41 +386,92 @@ class TinyBenchmarksIRT(TinyBenchmarks):
 
 
 class TinyBenchmarksPIRT(TinyBenchmarksIRT):
-    """Same anchors; p-IRT: observed answers on anchors, IRT predictions elsewhere."""
+    """tinyBenchmarks' anchors with the p-IRT estimate: observed answers on the anchors, IRT predictions elsewhere.
+
+    The estimate is ``(1/N) [sum over anchors of y_j + sum over the other seen items of p_j]``
+    with ``p_j`` the IRT-predicted P(correct) at the target's MAP ability, as in the paper's
+    formula (the authors' experiment code puts the cluster-weighted anchor estimate in place
+    of the plain anchor sum; we follow the paper). Registered as ``"tinybenchmarks_pirt"``.
+
+    Parameters
+    ----------
+    irt, n_init, kmeans_max_iter
+        As in :class:`TinyBenchmarks` (the fit and anchors are shared with it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import SourceData, TinyBenchmarksPIRT
+    >>> rng = np.random.default_rng(0)
+    >>> ability, difficulty = rng.normal(size=(40, 1)), rng.normal(size=80)
+    >>> correct = rng.random((40, 80)) < 1 / (1 + np.exp(difficulty - ability))  # 2PL-like
+    >>> source, targets = SourceData(correct[:30], np.zeros(80, dtype=int)), correct[30:]
+    >>> selector = TinyBenchmarksPIRT()
+    >>> micro = selector.select(selector.prepare(source, rng), 10, rng)
+    >>> estimates = micro.estimate(targets)
+    >>> estimates.shape, bool(((0 <= estimates) & (estimates <= 1)).all())
+    ((10,), True)
+    """
 
     name: ClassVar[str] = "tinybenchmarks_pirt"
     estimator: ClassVar[str] = "pirt"
 
 
 class TinyBenchmarksGPIRT(TinyBenchmarksIRT):
-    """Same anchors; gp-IRT: ``lam`` x anchor estimate + (1 - ``lam``) x p-IRT.
+    """tinyBenchmarks' anchors with the gp-IRT estimate: a blend of the anchor and p-IRT estimates.
 
-    Extra parameters: ``variance_factor`` (c in ``lam = B^2 / (B^2 + V / (c k))``) and
-    ``holdout_every`` (every n-th source is held out to measure the IRT bias B).
+    The estimate is ``lam * anchor + (1 - lam) * p-IRT`` with
+    ``lam = B^2 / (B^2 + V / (c k))``: p-IRT has little sampling noise but carries the IRT
+    model's bias ``B``; the anchor estimate is unbiased with variance about ``V / (c k)``,
+    ``V`` the mean 0/1 variance ``acc (1 - acc)`` over the sources. ``B`` is measured on
+    held-out sources: every ``holdout_every``-th source is left out of a second IRT fit, its
+    ability fitted on the even-numbered seen items and its accuracy predicted on the
+    odd-numbered ones. Everything uses source data only. ``B`` also contains the binomial
+    noise of an accuracy measured on N/2 items, so on small benchmarks it overstates the
+    bias and pushes ``lam`` towards the anchor estimate. Registered as
+    ``"tinybenchmarks_gpirt"``.
+
+    Parameters
+    ----------
+    irt, n_init, kmeans_max_iter
+        As in :class:`TinyBenchmarks` (the fit and anchors are shared with it).
+    variance_factor : float, default 4.0
+        ``c``, the variance reduction credited to the clustering over random sampling (the
+        constant of the authors' experiments); positive.
+    holdout_every : int, default 5
+        Every n-th source is held out to measure ``B`` (at least 2; needs at least 3 sources).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import SourceData, TinyBenchmarksGPIRT
+    >>> rng = np.random.default_rng(0)
+    >>> ability, difficulty = rng.normal(size=(40, 1)), rng.normal(size=80)
+    >>> correct = rng.random((40, 80)) < 1 / (1 + np.exp(difficulty - ability))  # 2PL-like
+    >>> source, targets = SourceData(correct[:30], np.zeros(80, dtype=int)), correct[30:]
+    >>> selector = TinyBenchmarksGPIRT()
+    >>> prepared = selector.prepare(source, rng)
+    >>> micro = selector.select(prepared, 10, rng)
+    >>> bool(0 <= micro.gp_lambda <= 1), micro.estimate(targets).shape
+    (True, (10,))
     """
 
     name: ClassVar[str] = "tinybenchmarks_gpirt"
     estimator: ClassVar[str] = "gpirt"
 
-    def __init__(self, dims: int = 10, prior_sd_theta: float = 1.0, prior_sd_a: float = 1.0,
-                 prior_sd_b: float = 3.0, irt_max_iter: int = 100, irt_tol: float = 1e-4,
-                 n_init: int = 1, kmeans_max_iter: int = 300, variance_factor: float = 4.0,
-                 holdout_every: int = 5):
-        super().__init__(dims=dims, prior_sd_theta=prior_sd_theta, prior_sd_a=prior_sd_a,
-                         prior_sd_b=prior_sd_b, irt_max_iter=irt_max_iter, irt_tol=irt_tol,
-                         n_init=n_init, kmeans_max_iter=kmeans_max_iter)
+    parameter_constraints = {**TinyBenchmarksIRT.parameter_constraints,
+                             "variance_factor": Real(low=0.0, low_open=True), "holdout_every": Integer(low=2)}
+
+    def __init__(self, irt: IRTModel | None = None, n_init: int = 1, kmeans_max_iter: int = 300,
+                 variance_factor: float = 4.0, holdout_every: int = 5):
+        super().__init__(irt=irt, n_init=n_init, kmeans_max_iter=kmeans_max_iter)
         self.variance_factor = variance_factor
         self.holdout_every = holdout_every
 
     def gp_stats(self, prepared: TinyPrepared) -> tuple[float, float]:
         """(B, V): held-out IRT error of the sources and mean 0/1 variance, cached."""
-        if not (np.isfinite(self.variance_factor) and self.variance_factor > 0):
-            raise SelectorError(f"{self.name}: variance_factor must be positive, "
-                                f"got {self.variance_factor!r}")
-        every = self.holdout_every
-        if int(every) != every or every < 2:
-            raise SelectorError(f"{self.name}: holdout_every must be an integer >= 2, got {every!r}")
-        key = int(every)
+        self.validate_params()
+        key = self.holdout_every
         if key not in prepared.gp_stats:
             Y = prepared.source_correct
             if len(Y) < 3 or Y.shape[1] < 2:

@@ -342,14 +342,83 @@ def audit(benchmark: Benchmark, items: Sequence[str], weights=None, *, n_random:
           seed: int = 0, threshold: float = 0.8, truth: str = "full", models=None,
           bin_width: float = 0.5, tie_rule: str = "paper", mdad_method: str = "first",
           ci: str = "models", n_boot: int = 1000, progress: bool = False) -> AuditReport:
-    """How well a fixed list of items ranks every pair of models, against random subsets.
+    """Audit a given micro-benchmark: how well a fixed list of items ranks every pair of models, against random subsets.
 
-    ``items``: item names; ``weights``: one non-negative weight per item (normalised), or
-    None for a plain mean. ``models``: None (all), a list of names or a target-set name.
-    ``truth``: "full" (full-benchmark accuracy) or "rest" (accuracy on the other items).
-    ``ci``: "models" (default) resamples models, since all pairs come from one set of models
-    and pairs sharing a model are dependent; "pairs" is the paper's per-bin bootstrap of
-    pairs (far too narrow here: tens of thousands of dependent pairs); "none".
+    For a published "tiny" benchmark or your own list of items. There are no sources and no
+    seen half: every model of ``benchmark`` (or of ``models``) is a target, each model's
+    estimate is the weighted mean of its 0/1 results on the items, and every pair of models
+    is judged against the truth. The baseline is ``n_random`` uniformly random subsets of
+    the same size, judged the same way. MDADs, agreement curves, Kendall tau and error are
+    those of :func:`mdad_table`, :func:`agreement_curve` and :func:`summary_table`, applied
+    to the micro-benchmark as one run and the random subsets as one run each.
+
+    Parameters
+    ----------
+    benchmark : Benchmark
+        The full benchmark the items come from.
+    items : sequence of str
+        Names of the micro-benchmark's items (each once, all in ``benchmark.items``).
+    weights : array_like, optional
+        One non-negative weight per item, normalised to sum to 1; None: a plain mean.
+    n_random : int, default 100
+        Random subsets of the same size in the baseline (each a seeded draw).
+    seed : int, default 0
+        Root seed of the random subsets and the bootstrap.
+    threshold : float, default 0.8
+        Agreement the MDAD's bin must reach, in (0, 1].
+    truth : {"full", "rest"}, default "full"
+        What each pair is judged against: the full-benchmark accuracy, or the accuracy on
+        the items *not* in the micro-benchmark (no shared items, so no agreement comes from
+        the overlap). With ``"full"`` the random baseline's expected curve and MDAD are also
+        computed exactly (the row ``"random (expected)"``), a check on the simulated baseline.
+    models : None, str or sequence of str, default None
+        The models to rank: all, a target-set name of the bundle, or a list of names (at
+        least 2).
+    bin_width : float, default 0.5
+        Width of the gap bins in accuracy points, as in :func:`mdad_table`.
+    tie_rule : {"paper", "exclude"}, default "paper"
+        Pairs tied on the truth, as in :func:`mdad_table`.
+    mdad_method : {"first", "monotone"}, default "first"
+        The MDAD's definition, :func:`mdad_table`'s ``method``.
+    ci : {"models", "pairs", "none"}, default "models"
+        The 95% interval of the micro-benchmark's and the pooled random MDAD. ``"models"``
+        resamples models with replacement (all pairs come from one set of models, and pairs
+        sharing a model are dependent) and takes the 2.5% and 97.5% quantiles; ``"pairs"`` is
+        the paper's per-bin bootstrap of pairs, far too narrow here (tens of thousands of
+        dependent pairs); ``"none"``: no interval.
+    n_boot : int, default 1000
+        Bootstrap resamples.
+    progress : bool, default False
+        Show a progress bar (on stderr) for the bootstrap over models.
+
+    Returns
+    -------
+    AuditReport
+        A frozen record (``mbutils.auditing.AuditReport``; ``mbutils.auditing.format_audit`` prints
+        it as the command line does) with ``name``, ``items`` and ``weights`` (normalised),
+        ``n_models``, ``n_truth_items`` (items the truth is measured on), ``truth``,
+        ``threshold``, ``n_random``; ``results`` (tidy rows in the format of
+        :func:`run_experiment`, selector ``"micro-benchmark"`` and ``"random"``), ``table``
+        (one row per method: selector, mdad, ci_low, ci_high, n_pairs, reached, n_runs, tau,
+        tau_sd, error, error_sd and share_closer, the share of pairs closer than the MDAD),
+        ``curve`` (agreement per gap bin: selector, gap, agreement, n_pairs, kind),
+        ``random_mdads`` (each random subset's own MDAD, NaN when not reached) and
+        ``mdad_rank`` (share of random subsets whose MDAD is at most the micro-benchmark's;
+        lower MDAD is better).
+
+    Examples
+    --------
+    >>> from mbutils import audit, load_benchmark
+    >>> bench = load_benchmark("synthetic-gpqa")
+    >>> items, models = bench.items[:20], bench.models[:40]
+    >>> report = audit(bench, items, models=models, n_random=20, n_boot=100)
+    >>> report.table["selector"].tolist()
+    ['micro-benchmark', 'random', 'random (expected)']
+    >>> report.n_models, report.n_truth_items, len(report.random_mdads)
+    (40, 448, 20)
+    >>> rest = audit(bench, items, models=models, n_random=20, truth="rest", ci="none")
+    >>> rest.n_truth_items, rest.table["selector"].tolist()  # the other 428 items
+    (428, ['micro-benchmark', 'random'])
     """
     check_choice(truth, TRUTHS, "truth", ProtocolError)
     if int(n_random) != n_random or n_random < 1:
