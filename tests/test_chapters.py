@@ -337,6 +337,34 @@ def test_an_edit_to_the_text_chapter_is_what_runs(tmp_path):
         chapter_path(REPO / "chapters" / "reading.md")
 
 
+#: public name -> (role, what a call of it looks like in a chapter's code)
+PUBLIC_CALLS = {
+    "load_benchmark": ("func", r"\bload_benchmark\("), "Protocol": ("class", r"\bProtocol\("),
+    "run_experiment": ("func", r"\brun_experiment\("), "mdad_table": ("func", r"\bmdad_table\("),
+    "summary_table": ("func", r"\bsummary_table\("), "agreement_curve": ("func", r"\bagreement_curve\("),
+    "plan": ("func", r"\bplan_table\("), "audit": ("func", r"(?<![\w.])audit\(|auditing\.audit\("),
+    "make_selector": ("func", r"\bmake_selector\("), "Selector": ("class", r"\(Selector\)"),
+    "MicroBenchmark": ("class", r"\bMicroBenchmark\("), "SourceData": ("class", r"\bSourceData\("),
+}
+
+
+def test_every_chapter_that_calls_a_public_function_links_its_reference():
+    import mbutils
+
+    assert set(PUBLIC_CALLS) <= set(mbutils.__all__)
+    api = (REPO / "chapters" / "api.md").read_text()
+    for name in PUBLIC_CALLS:
+        assert re.search(rf"^\s*{name}$", api, re.M), f"the API reference does not list {name}"
+    for path in sorted((REPO / "chapters").glob("*.md")):
+        text = path.read_text()
+        code = "\n".join(re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", text, re.S))
+        prose = re.sub(r"```\{code-cell\}.*?```", "", text, flags=re.S)
+        for name, (role, call) in PUBLIC_CALLS.items():
+            if re.search(call, code):
+                assert re.search(rf"\{{py:{role}\}}`~?mbutils\.{name}`", prose), (
+                    f"{path.name} calls {name} but never links {{py:{role}}}`mbutils.{name}`")
+
+
 def test_every_toc_chapter_exists_and_every_notebook_is_in_the_toc():
     toc = (REPO / "_toc.yml").read_text()
     files = re.findall(r"file:\s*(\S+)", toc)
