@@ -7,7 +7,7 @@ or, on a bundle through the experiment engine (cache bypassed, one worker),
 Planted data (the 10-dimensional 2PL simulation of bench_irt.py, 300 sources + 50
 targets): the IRT fit shared by the tinyBenchmarks and adaptive families is timed once,
 then every selector's select + estimate over all sizes. On a bundle: each selector alone
-through :func:`mbutils.experiment.run_experiment` (so each pays its own IRT fit), then
+through :func:`mbutils.methods.experiment.run_experiment` (so each pays its own IRT fit), then
 the three adaptive selectors together (one fit per run, shared). Wall and CPU time.
 """
 
@@ -22,8 +22,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_irt import Timer, planted  # noqa: E402
 
-from mbutils.selectors import make_selector  # noqa: E402
-from mbutils.selectors.base import SourceData  # noqa: E402
+from mbutils.methods.selectors import make_selector  # noqa: E402
+from mbutils.methods.selectors.base import SourceData  # noqa: E402
 
 COMPARED = ["random", "tinybenchmarks_pirt", "adaptive_fisher", "adaptive_randomesque", "adaptive_pirt"]
 ADAPTIVE = COMPARED[2:]
@@ -50,9 +50,9 @@ def bench_planted(n_items: int, sizes: list[int], seed: int) -> None:
 
 
 def bench_bundle(data: str, sizes: list[int], runs: int) -> None:
-    from mbutils.datasets import resolve_data
-    from mbutils.experiment import run_experiment
-    from mbutils.protocol import Protocol, fit_to_pool
+    from mbutils.data.datasets import resolve_data
+    from mbutils.methods.experiment import run_experiment
+    from mbutils.methods.protocol import Protocol, fit_to_pool
 
     bench = resolve_data(data).benchmark
     n_src, n_tgt = fit_to_pool(bench.n_models)

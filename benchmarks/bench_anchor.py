@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from mbutils.selectors.anchor import AnchorPoints
-from mbutils.selectors.base import SourceData
+from mbutils.methods.selectors.anchor import AnchorPoints
+from mbutils.methods.selectors.base import SourceData
 
 MMLU_PRO_SEEN = np.array([499, 1101, 969, 1132, 789, 798, 818, 717, 381, 924, 844, 1299, 410, 1351]) // 2
 

@@ -17,9 +17,9 @@ import time
 import numpy as np
 import scipy.linalg  # noqa: F401  (load its BLAS before --threads limits it)
 
-import mbutils.dpp
-from mbutils.dpp import sample_projection_dpp
-from mbutils.selectors import SourceData, make_selector
+import mbutils.methods.dpp
+from mbutils.methods.dpp import sample_projection_dpp
+from mbutils.methods.selectors import SourceData, make_selector
 
 SIZES = (10, 25, 50, 100, 250, 500, 1000)
 
@@ -67,14 +67,14 @@ def time_sampler(n: int, k: int, naive: bool = False, seed: int = 2) -> None:
     """One draw from a random rank-k basis; ``naive``: the plain chain rule for every draw."""
     rng = np.random.default_rng(seed)
     Q, _ = np.linalg.qr(rng.standard_normal((n, k)))
-    saved = mbutils.dpp._DIRECT_BELOW
-    mbutils.dpp._DIRECT_BELOW = k if naive else saved
+    saved = mbutils.methods.dpp._DIRECT_BELOW
+    mbutils.methods.dpp._DIRECT_BELOW = k if naive else saved
     try:
         start = _clock()
         sample_projection_dpp(Q, rng)
         elapsed = _clock() - start
     finally:
-        mbutils.dpp._DIRECT_BELOW = saved
+        mbutils.methods.dpp._DIRECT_BELOW = saved
     how = "plain chain rule, rank-one update per draw" if naive else "blocked"
     print(f"sampler alone n={n} k={k} ({how}): {_fmt(elapsed)}")
 

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mbutils.bundle import CONFIDENCE, RESPONSES, save_bundle
-from mbutils.importers import LocalSource, import_leaderboard, leaderboard_benchmark
+from mbutils.data.bundle import CONFIDENCE, RESPONSES, save_bundle
+from mbutils.data.importers import LocalSource, import_leaderboard, leaderboard_benchmark
 
 STAMP = "2024-06-26T15-48-21.123456"
 PROMPT_CHARS = {"bbh": 3000, "mmlu-pro": 4000}     # assumed mean prompt length (few-shot examples + question)

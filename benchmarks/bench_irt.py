@@ -15,10 +15,10 @@ import tracemalloc
 
 import numpy as np
 
-from mbutils.irt import IRTModel
-from mbutils.selectors import make_selector
-from mbutils.selectors import tinybench
-from mbutils.selectors.base import SourceData
+from mbutils.methods.irt import IRTModel
+from mbutils.methods.selectors import make_selector
+from mbutils.methods.selectors import tinybench
+from mbutils.methods.selectors.base import SourceData
 
 FAMILY = ["tinybenchmarks", "tinybenchmarks_irt", "tinybenchmarks_pirt", "tinybenchmarks_gpirt"]
 SIZES = [10, 25, 50, 100, 250, 500, 1000]

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from measure import measure  # noqa: E402
 from run import ALL, GPQA_SIZES, PAPER_POOL, PY, REPO, _env, worktree  # noqa: E402
 
-from mbutils import metrics  # noqa: E402
-from mbutils.tables import render  # noqa: E402
+from mbutils.results import metrics  # noqa: E402
+from mbutils.base.tables import render  # noqa: E402
 
 
 def results(tree: Path, scratch: Path, data: str, sizes: str, runs: int, extra: list[str]) -> pd.DataFrame:

@@ -43,7 +43,7 @@ GPQA_SIZES = "10,25,50,100,200"
 PAPER_POOL = ["--sources", "300", "--targets", "50"]
 JOBS2 = ["--jobs", "2"]
 ADAPTIVE = "adaptive_fisher,adaptive_randomesque,adaptive_pirt"
-FITTED_POOL = ["FITTED_POOL"]  # replaced by the book's pool for the bundle (mbutils.protocol.fit_to_pool)
+FITTED_POOL = ["FITTED_POOL"]  # replaced by the book's pool for the bundle (mbutils.methods.protocol.fit_to_pool)
 
 # (label, data, selectors, sizes, extra arguments)
 EXPERIMENTS = {
@@ -110,7 +110,7 @@ def experiment(tree: Path, scratch: Path, data: str, selectors: str, sizes: str,
     env = _env(tree, scratch / "cache")
     # Generate (and cache) a synthetic bundle first, so the job times the experiment only;
     # the same step reports the pool the book fits to the bundle's models.
-    pool = subprocess.run([PY, "-c", "from mbutils.datasets import load_benchmark; from mbutils.protocol import fit_to_pool; "
+    pool = subprocess.run([PY, "-c", "from mbutils.data.datasets import load_benchmark; from mbutils.methods.protocol import fit_to_pool; "
                            f"print(*fit_to_pool(load_benchmark({data!r}).n_models))"],
                           env=env, cwd=str(tree), check=True, capture_output=True, text=True).stdout.split()
     if FITTED_POOL[0] in extra:

@@ -101,7 +101,7 @@ def pack_folder(source: Path, target: Path, about: dict) -> dict:
 
 def bundle_hash(folder: Path) -> str:
     """The bundle hash results are keyed by (``Benchmark.content_hash``; incomplete models dropped)."""
-    from mbutils.bundle import load_bundle
+    from mbutils.data.bundle import load_bundle
 
     return load_bundle(folder, missing="drop_models").content_hash
 

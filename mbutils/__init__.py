@@ -16,34 +16,34 @@ workings and may change.
 
 __version__ = "0.1.0"
 
-from .datapath import pin_environment as _pin_data_path  # noqa: E402
+from mbutils.data.datapath import pin_environment as _pin_data_path  # noqa: E402
 
 _pin_data_path()  # relative MBUTILS_DATA entries mean the folder they were typed in, for every child process
 
-from .benchmark import Benchmark  # noqa: E402
+from mbutils.data.benchmark import Benchmark  # noqa: E402
 
 #: public name -> (module, attribute)
 _PUBLIC = {
-    "load_benchmark": ("datasets", "load_benchmark"),
-    "Protocol": ("protocol", "Protocol"),
-    "run_experiment": ("experiment", "run_experiment"),
-    "mdad_table": ("metrics", "mdad_table"),
-    "summary_table": ("metrics", "summary_table"),
-    "agreement_curve": ("metrics", "agreement_curve"),
-    "plan": ("planning", "plan_table"),
-    "audit": ("auditing", "audit"),
-    "make_selector": ("selectors", "make_selector"),
-    "selector_names": ("selectors", "selector_names"),
-    "Selector": ("selectors", "Selector"),
-    "SourceData": ("selectors", "SourceData"),
-    "MicroBenchmark": ("selectors", "MicroBenchmark"),
-    "MbutilsError": ("errors", "MbutilsError"),
+    "load_benchmark": ("data.datasets", "load_benchmark"),
+    "Protocol": ("methods.protocol", "Protocol"),
+    "run_experiment": ("methods.experiment", "run_experiment"),
+    "mdad_table": ("results.metrics", "mdad_table"),
+    "summary_table": ("results.metrics", "summary_table"),
+    "agreement_curve": ("results.metrics", "agreement_curve"),
+    "plan": ("results.planning", "plan_table"),
+    "audit": ("results.auditing", "audit"),
+    "make_selector": ("methods.selectors", "make_selector"),
+    "selector_names": ("methods.selectors", "selector_names"),
+    "Selector": ("methods.selectors", "Selector"),
+    "SourceData": ("methods.selectors", "SourceData"),
+    "MicroBenchmark": ("methods.selectors", "MicroBenchmark"),
+    "MbutilsError": ("base.errors", "MbutilsError"),
 }
 _SELECTOR_CLASSES = ("RandomSelector", "SubtaskEqualSelector", "SubtaskProportionalSelector", "ConfidenceStratified",
                      "Diversity", "DiversityWeighted", "AnchorPoints", "AnchorPointsBinary", "TinyBenchmarks",
                      "TinyBenchmarksIRT", "TinyBenchmarksPIRT", "TinyBenchmarksGPIRT", "AdaptiveFisher",
                      "AdaptiveRandomesque", "AdaptivePIRT")
-_PUBLIC.update({name: ("selectors", name) for name in _SELECTOR_CLASSES})
+_PUBLIC.update({name: ("methods.selectors", name) for name in _SELECTOR_CLASSES})
 
 __all__ = ["Benchmark", "__version__", *_PUBLIC]
 

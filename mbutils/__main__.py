@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from mbutils.cli import main
 
 sys.exit(main(prog="python -m mbutils"))

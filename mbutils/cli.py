@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import __version__
-from .errors import MbutilsError, ResultsError
-from .validation import check_int, check_names, check_number, check_workers
+from mbutils import __version__
+from mbutils.base.errors import MbutilsError, ResultsError
+from mbutils.base.validation import check_int, check_names, check_number, check_workers
 
 MISSING_CHOICES = {"error": "error", "drop-models": "drop_models", "drop-items": "drop_items"}
 REPORT = ("this is a bug in mbutils: please report it on the project's issue tracker with the command "
@@ -95,7 +95,7 @@ BOOTSTRAP = count("bootstrap resamples", high=100_000)
 
 def _read_results(path: str) -> pd.DataFrame:
     """A results table (Parquet with its provenance, or CSV); every failure is one message."""
-    from .provenance import read_parquet
+    from mbutils.base.provenance import read_parquet
 
     file = Path(path)
     if not file.exists():
@@ -133,8 +133,8 @@ def _write_table(table: pd.DataFrame, out: str) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from .cache import atomic_write
-    from .provenance import parquet_metadata
+    from mbutils.base.cache import atomic_write
+    from mbutils.base.provenance import parquet_metadata
 
     path = _check_out(out)
     replacing = path.exists()
@@ -155,7 +155,7 @@ def _write_table(table: pd.DataFrame, out: str) -> None:
 
 def _note_confidence_fallback(bench, selectors: list[str]) -> None:
     """Say when a confidence-reading selector will read 0/1 correctness instead."""
-    from .selectors import make_selector
+    from mbutils.methods.selectors import make_selector
 
     if bench.has_confidence:
         return
@@ -174,9 +174,9 @@ def _check_target_set(name: str | None) -> None:
 
 
 def cmd_experiment(args) -> int:
-    from .datasets import load_benchmark
-    from .experiment import run_experiment
-    from .protocol import Protocol
+    from mbutils.data.datasets import load_benchmark
+    from mbutils.methods.experiment import run_experiment
+    from mbutils.methods.protocol import Protocol
 
     _check_out(args.out)
     _check_target_set(args.target_set)
@@ -194,8 +194,8 @@ def cmd_experiment(args) -> int:
 
 
 def cmd_mdad(args) -> int:
-    from .metrics import mdad_table
-    from .tables import render
+    from mbutils.results.metrics import mdad_table
+    from mbutils.base.tables import render
 
     table = mdad_table(_read_results(args.results), threshold=args.threshold, split=args.split,
                        bin_width=args.bin_width, tie_rule=args.tie_rule, method=args.method,
@@ -206,15 +206,15 @@ def cmd_mdad(args) -> int:
 
 
 def cmd_summary(args) -> int:
-    from .metrics import summary_table
-    from .tables import render
+    from mbutils.results.metrics import summary_table
+    from mbutils.base.tables import render
 
     sys.stdout.write(render(summary_table(_read_results(args.results)), args.format))
     return 0
 
 
 def cmd_combine(args) -> int:
-    from .provenance import combine
+    from mbutils.base.provenance import combine
 
     _check_out(args.out)
     tables = [_read_results(path) for path in args.results]
@@ -226,7 +226,7 @@ def cmd_combine(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from .bundle import find_bundle, validate_bundle
+    from mbutils.data.bundle import find_bundle, validate_bundle
 
     folder = find_bundle(args.bundle)
     problems = validate_bundle(folder)
@@ -237,7 +237,7 @@ def cmd_validate(args) -> int:
         print(f"{folder}: {len(errors)} error(s); the bundle cannot be used until they are fixed",
               file=sys.stderr)
         return 1
-    if any("empty cell" in p.message for p in problems):
+    if any(p.kind == "missing" for p in problems):
         print(f"{folder}: valid bundle format, but incomplete: experiment, plan and audit refuse it "
               "unless given --missing drop-models or --missing drop-items (see the warning above)")
         return 0
@@ -246,10 +246,10 @@ def cmd_validate(args) -> int:
 
 
 def cmd_data(args) -> int:
-    from . import inventory
-    from .datapath import describe_data_path
-    from .paper_results import find_folder
-    from .tables import render
+    from mbutils.data import inventory
+    from mbutils.data.datapath import describe_data_path
+    from mbutils.results.paper_results import find_folder
+    from mbutils.base.tables import render
 
     if args.action == "show":
         if not args.name:
@@ -266,8 +266,8 @@ def cmd_data(args) -> int:
 
 
 def cmd_cache(args) -> int:
-    from . import cache
-    from .tables import render
+    from mbutils.base import cache
+    from mbutils.base.tables import render
 
     if args.action == "list":
         entries = cache.list_entries()
@@ -280,7 +280,7 @@ def cmd_cache(args) -> int:
 
 
 def _save_imported(bench, out: str, quiet: bool) -> int:
-    from .bundle import save_bundle
+    from mbutils.data.bundle import save_bundle
 
     folder = save_bundle(bench, out)
     if not quiet:
@@ -293,7 +293,7 @@ def _save_imported(bench, out: str, quiet: bool) -> int:
 def cmd_import(args) -> int:
     import warnings
 
-    from . import importers
+    from mbutils.data import importers
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -337,7 +337,7 @@ def _need_book_packages(command: str) -> None:
 
 def cmd_run_chapter(args) -> int:
     _need_book_packages("run-chapter")
-    from .chapters import run_chapter
+    from mbutils.book.chapters import run_chapter
 
     params = dict(args.param)
     html = run_chapter(args.chapter, params, args.out, profile=args.profile, timeout=args.timeout,
@@ -348,7 +348,7 @@ def cmd_run_chapter(args) -> int:
 
 def cmd_notebook(args) -> int:
     _need_book_packages("notebook")
-    from .chapters import chapter_path, to_notebook
+    from mbutils.book.chapters import chapter_path, to_notebook
 
     out = Path(args.out) if args.out else Path(f"{chapter_path(args.chapter).stem}.ipynb")
     print(f"wrote {to_notebook(args.chapter, out)}", file=sys.stderr)
@@ -356,7 +356,7 @@ def cmd_notebook(args) -> int:
 
 
 def _protocol_from(args):
-    from .protocol import Protocol
+    from mbutils.methods.protocol import Protocol
 
     return Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs, seed=args.seed,
                     target_set=getattr(args, "target_set", None))
@@ -364,8 +364,8 @@ def _protocol_from(args):
 
 def _results_of(bench, path: str) -> pd.DataFrame:
     """A results table given with --results, refused when another bundle produced it."""
-    from .metrics import check_results
-    from .provenance import check_bundle
+    from mbutils.results.metrics import check_results
+    from mbutils.base.provenance import check_bundle
 
     results = _read_results(path)
     check_results(results)
@@ -379,8 +379,8 @@ def _results_of(bench, path: str) -> pd.DataFrame:
 
 
 def cmd_plan(args) -> int:
-    from .datasets import load_benchmark
-    from .planning import cached_results, format_plan, plan_table
+    from mbutils.data.datasets import load_benchmark
+    from mbutils.results.planning import cached_results, format_plan, plan_table
 
     bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
     protocol = _protocol_from(args)
@@ -398,8 +398,8 @@ def cmd_plan(args) -> int:
 
 
 def cmd_audit(args) -> int:
-    from .auditing import audit, format_audit, read_items, read_weights
-    from .datasets import load_benchmark
+    from mbutils.results.auditing import audit, format_audit, read_items, read_weights
+    from mbutils.data.datasets import load_benchmark
 
     if args.out is not None:
         _check_out(args.out)
@@ -601,7 +601,7 @@ def _data_parser(sub, common) -> None:
 
 
 def _cache_parser(sub, common) -> None:
-    from .cache import KINDS
+    from mbutils.base.cache import KINDS
 
     p = sub.add_parser("cache", parents=[common], formatter_class=_Formatter,
                        help="list or clear cached results and synthetic bundles")

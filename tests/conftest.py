@@ -42,6 +42,6 @@ def real_bundle(name: str) -> Path:
 
 def real_table(name: str, file: str = "responses.csv") -> Path:
     """The stored file (plain or gzipped) of a shipped bundle, for tests that read it with pandas."""
-    from mbutils.bundle.read import stored_file
+    from mbutils.data.bundle.read import stored_file
 
     return stored_file(real_bundle(name), file)

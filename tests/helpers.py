@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mbutils.bundle import Benchmark
+from mbutils.data.bundle import Benchmark
 
 
 def random_benchmark(n_models=40, subtask_sizes=(30, 10, 20), seed=0, confidence=False,

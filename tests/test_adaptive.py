@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mbutils.bundle import Benchmark
-from mbutils.cat import AdaptiveTests, _choose, accuracy_interval, information_gain, run_cat
-from mbutils.errors import SelectorError
-from mbutils.experiment import run_experiment
-from mbutils.protocol import Protocol
-from mbutils.selectors import make_selector, selector_names
-from mbutils.selectors.base import SourceData
+from mbutils.data.bundle import Benchmark
+from mbutils.methods.cat import AdaptiveTests, _choose, accuracy_interval, information_gain, run_cat
+from mbutils.base.errors import SelectorError
+from mbutils.methods.experiment import run_experiment
+from mbutils.methods.protocol import Protocol
+from mbutils.methods.selectors import make_selector, selector_names
+from mbutils.methods.selectors.base import SourceData
 
 ADAPTIVE = ["adaptive_fisher", "adaptive_randomesque", "adaptive_pirt"]
 

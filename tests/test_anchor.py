@@ -7,16 +7,10 @@ import pandas as pd
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from mbutils.errors import SelectorError
-from mbutils.selectors import make_selector, selector_names
-from mbutils.selectors.anchor import (
-    AnchorPoints,
-    AnchorPointsBinary,
-    assign_to_medoids,
-    extend_medoids,
-    item_correlation,
-)
-from mbutils.selectors.base import SourceData
+from mbutils.base.errors import SelectorError
+from mbutils.methods.selectors import make_selector, selector_names
+from mbutils.methods.selectors.anchor import (AnchorPoints, AnchorPointsBinary, assign_to_medoids, extend_medoids, item_correlation)
+from mbutils.methods.selectors.base import SourceData
 
 from conftest import real_bundle, real_table
 

@@ -11,12 +11,12 @@ import pytest
 
 import mbutils
 from mbutils import AnchorPoints, MicroBenchmark, Protocol, Selector, make_selector, run_experiment
-from mbutils.errors import SelectorError
-from mbutils.experiment import cache_path
-from mbutils.irt import IRTModel
-from mbutils.provenance import records
-from mbutils.runs import run_data, seeded_choices
-from mbutils.selectors import TinyBenchmarks, resolve_selectors, selector_label
+from mbutils.base.errors import SelectorError
+from mbutils.methods.experiment import cache_path
+from mbutils.methods.irt import IRTModel
+from mbutils.base.provenance import records
+from mbutils.methods.runs import run_data, seeded_choices
+from mbutils.methods.selectors import TinyBenchmarks, resolve_selectors, selector_label
 
 PROTO = Protocol(n_sources=40, n_targets=10, n_runs=4, seed=3)
 
@@ -46,7 +46,7 @@ def test_every_public_name_is_reachable_from_the_top_level():
         assert getattr(mbutils, name) is not None, name
     assert set(mbutils.__all__) >= {"load_benchmark", "Protocol", "run_experiment", "mdad_table", "summary_table",
                                     "plan", "audit", "make_selector", "AnchorPoints", "TinyBenchmarksPIRT"}
-    assert mbutils.AnchorPoints is mbutils.selectors.AnchorPoints
+    assert mbutils.AnchorPoints is mbutils.methods.selectors.AnchorPoints
 
 
 def test_an_object_and_a_name_give_two_labels_and_two_cache_entries(bench, tmp_path, monkeypatch):
@@ -61,7 +61,7 @@ def test_an_object_and_a_name_give_two_labels_and_two_cache_entries(bench, tmp_p
     assert cold != warm and cold.exists() and warm.exists()
     (record,) = records(res).values()
     assert record["selectors"]["anchor_points(warm_start=False)"]["params"]["warm_start"] == "False"
-    assert record["selectors"]["anchor_points"]["class"] == "mbutils.selectors.anchor.AnchorPoints"
+    assert record["selectors"]["anchor_points"]["class"] == "mbutils.methods.selectors.anchor.AnchorPoints"
     # the named default and an equal object are one selector: one label, one entry
     again = run_experiment(bench, [AnchorPoints()], [10], PROTO, backend="sequential", progress=False)
     assert list(pd.unique(again["selector"])) == ["anchor_points"]

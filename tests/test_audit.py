@@ -6,10 +6,10 @@ import pytest
 
 from conftest import real_bundle
 from helpers import random_benchmark
-from mbutils.auditing import MICRO, RANDOM, audit, format_audit, read_items, read_weights, resolve_items
-from mbutils.datasets import load_benchmark
-from mbutils.errors import ProtocolError
-from mbutils.metrics import RESULT_COLUMNS, mdad_table, pair_agreement
+from mbutils.results.auditing import MICRO, RANDOM, audit, format_audit, read_items, read_weights, resolve_items
+from mbutils.data.datasets import load_benchmark
+from mbutils.base.errors import ProtocolError
+from mbutils.results.metrics import RESULT_COLUMNS, mdad_table, pair_agreement
 
 
 @pytest.fixture(scope="module")

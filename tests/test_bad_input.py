@@ -20,12 +20,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mbutils import errors
-from mbutils.bundle import load_bundle, validate_bundle
-from mbutils.cache import cache_dir
+from mbutils.base import errors
+from mbutils.data.bundle import load_bundle, validate_bundle
+from mbutils.base.cache import cache_dir
 from mbutils.cli import main
-from mbutils.experiment import run_experiment
-from mbutils.protocol import Protocol
+from mbutils.methods.experiment import run_experiment
+from mbutils.methods.protocol import Protocol
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parent / "bad_bundles"

@@ -15,19 +15,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import mbutils.bundle.read as bundle_mod
-from mbutils import datapath
-import mbutils.bundle.write as write_mod
-from mbutils.bundle import (
-    Benchmark,
-    Problem,
-    find_bundle,
-    list_bundles,
-    load_bundle,
-    save_bundle,
-    validate_bundle,
-)
-from mbutils.errors import BundleError
+import mbutils.data.bundle.read as bundle_mod
+from mbutils.data import datapath
+import mbutils.data.bundle.write as write_mod
+from mbutils.data.bundle import (Benchmark, Problem, find_bundle, list_bundles, load_bundle, save_bundle, validate_bundle)
+from mbutils.base.errors import BundleError
 
 from conftest import real_bundle
 
@@ -618,13 +610,13 @@ def test_not_found_names_what_was_searched_and_what_exists(tmp_path, monkeypatch
 
 def test_synthetic_names_are_generated_unless_a_folder_has_that_name(tmp_path, monkeypatch):
     calls = []
-    fake = types.ModuleType("mbutils.synthetic")
+    fake = types.ModuleType("mbutils.data.synthetic")
     fake.make_synthetic = lambda name: calls.append(name) or Benchmark(
         name=name, correct=[[1]], models=["m"], items=["i"], subtasks=["s"])
-    monkeypatch.setitem(sys.modules, "mbutils.synthetic", fake)
+    monkeypatch.setitem(sys.modules, "mbutils.data.synthetic", fake)
     monkeypatch.setattr(datapath, "REPO_DATA", tmp_path / "repo-data")
     monkeypatch.setenv("MBUTILS_DATA", str(tmp_path))
-    from mbutils.datasets import load_benchmark as load_any
+    from mbutils.data.datasets import load_benchmark as load_any
 
     assert load_any("synthetic-gpqa").name == "synthetic-gpqa" and calls == ["synthetic-gpqa"]
     make(tmp_path, name="synthetic-bbh")

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from mbutils.bundle import Benchmark, load_bundle, save_bundle, validate_bundle
-from mbutils.errors import BundleError
+from mbutils.data.bundle import Benchmark, load_bundle, save_bundle, validate_bundle
+from mbutils.base.errors import BundleError
 
 # Printable text of any script: no control characters (tabs, newlines) and no lone surrogates,
 # which cannot be UTF-8 encoded. Spaces, commas, quotes and look-alikes of numbers are all fair.

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from mbutils import cache
+from mbutils.base import cache
 
 SCRIPT = """
 import sys
 sys.path.insert(0, {tests!r})
 from helpers import random_benchmark
-from mbutils.experiment import run_experiment
-from mbutils.protocol import Protocol
+from mbutils.methods.experiment import run_experiment
+from mbutils.methods.protocol import Protocol
 res = run_experiment(random_benchmark(seed=21), ["random", "subtask_equal"], [5, 10],
                      Protocol(n_sources=20, n_targets=10, n_runs=30, seed=1), progress=False)
 res.to_parquet(sys.argv[1])

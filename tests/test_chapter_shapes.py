@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 from helpers import random_benchmark
-from mbutils.bundle import load_bundle, save_bundle
-from mbutils.chapters import chapter_names, chapter_parameters, run_chapter
+from mbutils.data.bundle import load_bundle, save_bundle
+from mbutils.book.chapters import chapter_names, chapter_parameters, run_chapter
 
 TINY_RUN = {"runs": 1, "sizes": "5,10", "seed": 0}
 

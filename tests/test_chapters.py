@@ -1,5 +1,5 @@
 """Every chapter executes through papermill with small parameters, on a synthetic bundle and
-on real GPQA, through :func:`mbutils.chapters.run_chapter`; plus the book helpers' logic.
+on real GPQA, through :func:`mbutils.book.chapters.run_chapter`; plus the book helpers' logic.
 
 The executions run two at a time (the machine's two cores) in one session fixture; each
 test then inspects one executed notebook: no error, no stderr (the strict book build would
@@ -23,8 +23,7 @@ from conftest import REPO, real_bundle
 from helpers import random_benchmark
 from mbutils import book
 from mbutils.book.numbering import chapter_number
-from mbutils.chapters import (ChapterError, chapter_names, chapter_parameters, chapter_path, is_notebook_source,
-                              parameters_cell, parse_value, read_chapter, run_chapter, to_notebook)
+from mbutils.book.chapters import (ChapterError, chapter_names, chapter_parameters, chapter_path, is_notebook_source, parameters_cell, parse_value, read_chapter, run_chapter, to_notebook)
 
 SMALL = {"runs": 2, "sizes": "10,25", "sources": 60, "targets": 12, "seed": 0}
 VARIANTS = ("synthetic", "real")
@@ -192,7 +191,7 @@ def _claims_of(nb) -> dict[str, tuple[str, str]]:
 
 def test_glued_claims_say_what_their_inputs_say(executed):
     """Every computed sentence on every page is what its inputs give today."""
-    from mbutils import claims
+    from mbutils.results import claims
 
     seen = 0
     for (chapter, variant), result in executed.items():
@@ -206,7 +205,7 @@ def test_glued_claims_say_what_their_inputs_say(executed):
 
 def test_no_glued_comparison_crowns_a_winner_inside_the_noise(executed):
     """Every glued "most reliable" sentence, checked against the intervals in its own inputs by an
-    implementation of the noise rule independent of mbutils.noise (tests/test_noise.py)."""
+    implementation of the noise rule independent of mbutils.results.noise (tests/test_noise.py)."""
     import json
 
     from test_noise import check_verdict
@@ -247,7 +246,7 @@ def test_no_guidance_cell_states_fewer_items_than_its_interval_supports(executed
 def test_benchmark_claims_follow_the_chapters_results(executed):
     """The claims of bench_gpqa, recomputed from the experiment itself (served by the cache the
     chapter filled), not from what the chapter glued."""
-    from mbutils import claims, metrics
+    from mbutils.results import claims, metrics
 
     _, nb = _result(executed, "bench_gpqa", "real")
     glued = {k: text for k, (text, _) in _claims_of(nb).items()}
@@ -264,7 +263,7 @@ def test_benchmark_claims_follow_the_chapters_results(executed):
 
 
 def test_a_claim_changes_its_words_when_its_numbers_change():
-    from mbutils import claims
+    from mbutils.results import claims
 
     mdad = _mdad([("random", 10, 12.0), ("random", 50, 4.0), ("anchor_points", 10, 8.0), ("anchor_points", 50, 4.5)])
     mdad["ci_high"] = mdad["mdad"] + 1.0
@@ -415,7 +414,7 @@ def test_profiles_share_settings_and_state_them(monkeypatch):
 
 
 def test_configure_fits_small_bundles_and_says_so(tmp_path, monkeypatch):
-    from mbutils.bundle import save_bundle
+    from mbutils.data.bundle import save_bundle
 
     monkeypatch.setenv("MBUTILS_PROFILE", "quick")
     folder = save_bundle(random_benchmark(n_models=40, subtask_sizes=(60, 40)), tmp_path / "tiny")
@@ -434,7 +433,7 @@ def test_configure_fits_small_bundles_and_says_so(tmp_path, monkeypatch):
 def test_benchmark_names_and_stand_ins(monkeypatch, tmp_path):
     names = ("gpqa", "synthetic-mmlu-pro", "mmlu-pro-tiger-lab", "mmlu-pro-leaderboard", "bbh-leaderboard", "mmlu", "x")
     assert [book.benchmark_key(n) for n in names] == ["gpqa", "mmlu-pro", "mmlu-pro", "mmlu-pro", "bbh", "mmlu", "custom"]
-    from mbutils import datapath
+    from mbutils.data import datapath
 
     monkeypatch.setattr(datapath, "REPO_DATA", tmp_path / "empty-data")  # the shipped bundles hidden
     monkeypatch.setenv("MBUTILS_DATA", str(REPO / "no-such-folder"))
@@ -492,7 +491,7 @@ def test_share_of_pairs_closer_than_mdad():
 def test_float_binning_loses_pairs_on_bin_edges():
     n = np.array([224])
     diff = np.arange(0, 225)[None, :]
-    from mbutils.metrics import gap_bins
+    from mbutils.results.metrics import gap_bins
 
     exact, approx = gap_bins(diff, n), book.float_gap_bins(diff, n)
     assert (approx <= exact).all()
@@ -518,7 +517,7 @@ def test_download_link_embeds_the_csv():
 
 def test_every_claim_recomputes_from_its_own_payload():
     """Each claim function's payload holds only its own inputs (a stray key would break recompute)."""
-    from mbutils import claims
+    from mbutils.results import claims
 
     mdad = _mdad([("random", 10, 12.0), ("subtask_equal", 10, 9.5), ("random", 25, 6.0), ("subtask_equal", 25, 6.5)])
     mdad["ci_low"], mdad["ci_high"] = mdad["mdad"] - 1, mdad["mdad"] + 1

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from helpers import random_benchmark
-from mbutils.bundle import save_bundle
+from mbutils.data.bundle import save_bundle
 from mbutils.cli import main
 
 
@@ -110,7 +110,7 @@ def test_module_entry_point_has_no_traceback(tmp_path):
 
 def test_not_reached_is_spelled_out():
     import numpy as np
-    from mbutils.tables import render
+    from mbutils.base.tables import render
 
     table = pd.DataFrame({"selector": ["random"], "size": [10], "mdad": [np.nan], "ci_low": [np.nan],
                           "ci_high": [np.nan], "n_pairs": [1225]})
@@ -121,7 +121,7 @@ def test_not_reached_is_spelled_out():
 def test_import_commands_write_valid_bundles(tmp_path):
     from pathlib import Path
 
-    from mbutils.bundle import load_bundle
+    from mbutils.data.bundle import load_bundle
 
     fixtures = Path(__file__).parent / "fixtures"
     code, _, err = run("import", "lm-eval", fixtures / "lm_eval", "--out", tmp_path / "lm", "--quiet")

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import random_benchmark
-from mbutils.bundle import save_bundle
+from mbutils.data.bundle import save_bundle
 from mbutils.cli import main
 
 REPO = Path(__file__).resolve().parents[1]

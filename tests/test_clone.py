@@ -78,7 +78,7 @@ def clone_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("user")
     copy = user_copy(root / "clone")
     env = user_env(copy, root / "cache")
-    where = subprocess.run([PY, "-c", "import mbutils, mbutils.datapath as d; print(mbutils.__file__); "
+    where = subprocess.run([PY, "-c", "import mbutils, mbutils.data.datapath as d; print(mbutils.__file__); "
                             "print(d.REPO_DATA)"], cwd=copy, env=env, capture_output=True, text=True, check=True)
     assert where.stdout.split() == [str(copy / "mbutils" / "__init__.py"), str(copy / "data")]
 

@@ -6,14 +6,10 @@ import numpy as np
 import pytest
 from sklearn.cluster import KMeans
 
-from mbutils.errors import SelectorError
-from mbutils.selectors import make_selector, selector_names
-from mbutils.selectors.base import SourceData
-from mbutils.selectors.confidence import (
-    ConfidenceStratified,
-    kmeans_1d,
-    proportional_allocation,
-)
+from mbutils.base.errors import SelectorError
+from mbutils.methods.selectors import make_selector, selector_names
+from mbutils.methods.selectors.base import SourceData
+from mbutils.methods.selectors.confidence import ConfidenceStratified, kmeans_1d, proportional_allocation
 
 
 def within_ss(values, labels):

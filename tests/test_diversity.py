@@ -10,18 +10,10 @@ import pytest
 from sklearn.decomposition import PCA
 
 from conftest import real_bundle, real_table
-from mbutils.dpp import inclusion_probabilities
-from mbutils.errors import SelectorError
-from mbutils.selectors import SourceData, make_selector, selector_names
-from mbutils.selectors.diversity import (
-    Diversity,
-    DiversityWeighted,
-    chebyshev_design,
-    graded_exponents,
-    orthonormal_polynomials,
-    pca_scores,
-    trim_and_rescale,
-)
+from mbutils.methods.dpp import inclusion_probabilities
+from mbutils.base.errors import SelectorError
+from mbutils.methods.selectors import SourceData, make_selector, selector_names
+from mbutils.methods.selectors.diversity import (Diversity, DiversityWeighted, chebyshev_design, graded_exponents, orthonormal_polynomials, pca_scores, trim_and_rescale)
 
 
 def source_data(n_sources=12, n_items=300, seed=0, confidence=True) -> SourceData:
@@ -300,7 +292,7 @@ def test_the_item_map_is_the_selectors_own_view_and_its_outside_set_is_the_trimm
     """The sel_diversity picture: drawn from the prepared state (one PCA), so the items marked
     outside the box are exactly those the selector trimmed, and the DPP never draws one."""
     from mbutils import book
-    from mbutils.selectors import make_selector
+    from mbutils.methods.selectors import make_selector
 
     setting = book.configure("synthetic-gpqa", runs=1, sizes="25", profile="quick")
     source, _, _, _ = book.run_view(setting)

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 
 import mbutils
-from mbutils.selectors import CLASSES
+from mbutils.methods.selectors import CLASSES
 
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 PUBLIC = [name for name in mbutils.__all__ if name != "__version__"]
 #: Modules with examples of their own beyond the public names (helpers the examples cite).
-EXTRA_MODULES = ("mbutils", "mbutils.selectors.spec", "mbutils.runs")
+EXTRA_MODULES = ("mbutils", "mbutils.methods.selectors.spec", "mbutils.methods.runs")
 #: Methods of the base class a subclass implements or calls, documented in the reference.
 SELECTOR_METHODS = ("prepare", "select", "validate_params", "clone", "get_params", "set_params")
 #: An example may take this long (seconds; generous for a busy shared machine).

@@ -7,9 +7,9 @@ import itertools
 import numpy as np
 import pytest
 
-import mbutils.dpp as dpp
-from mbutils.dpp import inclusion_probabilities, sample_projection_dpp
-from mbutils.errors import SelectorError
+import mbutils.methods.dpp as dpp
+from mbutils.methods.dpp import inclusion_probabilities, sample_projection_dpp
+from mbutils.base.errors import SelectorError
 
 
 def orthonormal(n, k, seed=0):

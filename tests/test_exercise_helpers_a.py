@@ -1,4 +1,4 @@
-"""Known values of the exercise helpers in mbutils.exercises used by the chapters measures, data,
+"""Known values of the exercise helpers in mbutils.book.exercises used by the chapters measures, data,
 synthetic, tables, differences, guidance and target_sets."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbutils import exercises
+from mbutils.book import exercises
 
 
 def test_random_sampling_error_known_values():

@@ -1,11 +1,11 @@
-"""The helpers of mbutils.exercises that the selector and adaptive chapters' solutions use."""
+"""The helpers of mbutils.book.exercises that the selector and adaptive chapters' solutions use."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from mbutils.exercises import neyman_allocation, stratified_variance, within_stratum_sd
+from mbutils.book.exercises import neyman_allocation, stratified_variance, within_stratum_sd
 
 
 def test_neyman_allocation_is_proportional_to_size_times_sd():
@@ -67,8 +67,8 @@ def test_stratified_variance_matches_simulation():
 
 
 def test_dpp_moments_known_values_and_simulation():
-    from mbutils.dpp import sample_projection_dpp
-    from mbutils.exercises import dpp_moments
+    from mbutils.methods.dpp import sample_projection_dpp
+    from mbutils.book.exercises import dpp_moments
 
     rng = np.random.default_rng(4)
     Q, _ = np.linalg.qr(rng.normal(size=(30, 4)))

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from helpers import random_benchmark
-from mbutils.errors import ProtocolError, SelectorError
-from mbutils.experiment import run_experiment
-from mbutils.protocol import Protocol
+from mbutils.base.errors import ProtocolError, SelectorError
+from mbutils.methods.experiment import run_experiment
+from mbutils.methods.protocol import Protocol
 
 PROTO = Protocol(n_sources=20, n_targets=10, n_runs=4, seed=7)
 
@@ -37,7 +37,7 @@ def test_identical_for_any_number_of_workers():
 def test_cache_is_reused_per_selector(monkeypatch):
     bench = random_benchmark(seed=11)
     first = run_experiment(bench, ["random"], [5], PROTO, progress=False)
-    import mbutils.experiment as exp
+    import mbutils.methods.experiment as exp
 
     def boom(*args, **kwargs):
         raise AssertionError("recomputed a cached selector")
@@ -72,7 +72,7 @@ def test_identical_across_backends(backend):
 def test_damaged_cache_entry_is_recomputed(capsys):
     bench = random_benchmark(seed=13)
     first = run_experiment(bench, ["random"], [5], PROTO, progress=False)
-    from mbutils.cache import cache_dir
+    from mbutils.base.cache import cache_dir
 
     (entry,) = [p for p in (cache_dir() / "results").glob("tiny-random-*.parquet")
                 if p.stat().st_size and pd.read_parquet(p).equals(first.drop(columns="experiment"))]
@@ -97,7 +97,7 @@ def test_sibling_selectors_share_choices_and_give_the_same_results_alone():
 
 
 def test_runs_go_to_workers_in_a_few_chunks_in_order():
-    from mbutils.experiment import chunk_runs
+    from mbutils.methods.experiment import chunk_runs
 
     runs = list(range(50))
     chunks = chunk_runs(runs, workers=2)

@@ -1,4 +1,4 @@
-"""Every public figure of mbutils.plots, drawn as the book draws it: no text runs into another,
+"""Every public figure of mbutils.book.plots, drawn as the book draws it: no text runs into another,
 all text is on the canvas, every size axis is ticked alike, every method is told apart in
 greyscale, and the stand-in stamp appears exactly where the caller says."""
 
@@ -18,17 +18,18 @@ from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
 from helpers import random_benchmark
-from mbutils import metrics, plots
+from mbutils.results import metrics
+from mbutils.book import plots
 from mbutils.book import display
-from mbutils.experiment import run_experiment
-from mbutils.protocol import Protocol
-from mbutils.synthetic import make_synthetic
+from mbutils.methods.experiment import run_experiment
+from mbutils.methods.protocol import Protocol
+from mbutils.data.synthetic import make_synthetic
 
 SIZES = [10, 25, 50, 100, 250, 500, 1000]
 GPQA_SIZES = [10, 25, 50, 100, 200]
 SELECTORS = ["random", "subtask_equal", "subtask_proportional_weighted"]
 TOLERANCE_PX = 1.5
-#: Public names of mbutils.plots that are not figures (names, styles, text fitting, the stamp).
+#: Public names of mbutils.book.plots that are not figures (names, styles, text fitting, the stamp).
 NOT_FIGURES = {"label", "palette", "style", "fit_text", "mark_stand_in", "panels", "scale_text", "size_axis",
                "SelectorStyle"}
 
@@ -73,7 +74,7 @@ def _plot_on_axes(w):
 
 
 def _cases(w, g):
-    """name -> (function of mbutils.plots it covers, a thunk that draws the figure)."""
+    """name -> (function of mbutils.book.plots it covers, a thunk that draws the figure)."""
     rng = np.random.default_rng(0)
     bench = g["bench"]
     acc = {"GPQA stand-in": bench.accuracy, "tiny": w["bench"].accuracy}

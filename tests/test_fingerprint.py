@@ -5,8 +5,9 @@ from __future__ import annotations
 import shutil
 
 from helpers import random_benchmark
-from mbutils import experiment, fingerprint
-from mbutils.protocol import Protocol
+from mbutils.methods import experiment
+from mbutils.base import fingerprint
+from mbutils.methods.protocol import Protocol
 
 
 def test_an_edited_selector_changes_the_fingerprint_and_a_plot_does_not(tmp_path):
@@ -16,12 +17,12 @@ def test_an_edited_selector_changes_the_fingerprint_and_a_plot_does_not(tmp_path
     assert before == fingerprint.code_fingerprint()  # the copy is the installed code
     book_before = fingerprint.source_fingerprint(copy, include_downstream=True)
 
-    figure = copy / "plots" / "base.py"
+    figure = copy / "book" / "plots" / "base.py"
     figure.write_text(figure.read_text() + "\n# a new colour\n")
     assert fingerprint.source_fingerprint(copy) == before  # presentation: same numbers
     assert fingerprint.source_fingerprint(copy, include_downstream=True) != book_before  # pages re-run
 
-    selector = copy / "selectors" / "random_sampling.py"
+    selector = copy / "methods" / "selectors" / "random_sampling.py"
     selector.write_text(selector.read_text().replace('"""', '"""Edited. ', 1))
     assert fingerprint.source_fingerprint(copy) != before
 
@@ -38,12 +39,12 @@ def test_the_experiment_never_imports_a_module_left_out_of_its_fingerprint():
     from test_layers import import_graph
 
     graph = import_graph()
-    reached, todo = set(), ["mbutils.experiment", "mbutils.selectors", "mbutils.datasets"]
+    reached, todo = set(), ["mbutils.methods.experiment", "mbutils.methods.selectors", "mbutils.data.datasets"]
     while todo:
         name = todo.pop()
         if name not in reached:
             reached.add(name)
             todo.extend(graph.get(name, ()))
-    left_out = {f"mbutils.{p.removesuffix('.py')}" for p in fingerprint.DOWNSTREAM}
+    left_out = {"mbutils." + p.removesuffix('.py').replace('/', '.') for p in fingerprint.DOWNSTREAM}
     used = {m for m in reached if any(m == lo or m.startswith(lo + ".") for lo in left_out)}
     assert not used, f"the experiment imports {sorted(used)}, which the fingerprint leaves out"

@@ -16,13 +16,13 @@ import pandas as pd
 import pytest
 
 from helpers import random_benchmark
-from mbutils import cache
-from mbutils.bundle import save_bundle
+from mbutils.base import cache
+from mbutils.data.bundle import save_bundle
 from mbutils.cli import build_parser, main
-from mbutils.errors import CacheError, ResultsError
-from mbutils.experiment import run_experiment, worker_count
-from mbutils.metrics import mdad_table
-from mbutils.protocol import Protocol
+from mbutils.base.errors import CacheError, ResultsError
+from mbutils.methods.experiment import run_experiment, worker_count
+from mbutils.results.metrics import mdad_table
+from mbutils.methods.protocol import Protocol
 
 REPO = Path(__file__).resolve().parents[1]
 VALID = Path(__file__).resolve().parent / "bad_bundles" / "valid-6x8"
@@ -109,14 +109,14 @@ def test_combine_numbers_runs_apart_and_keeps_both_provenances(bundle, tmp_path)
     assert sorted(table["run"].unique()) == [0, 1, 2, 3, 4, 5] and table["experiment"].nunique() == 1
     code, out, _ = run("mdad", ab, "--bootstrap", "50")
     assert code == 0 and out.splitlines()[1].endswith(",270")  # 6 runs x 45 pairs
-    from mbutils.provenance import read_parquet
+    from mbutils.base.provenance import read_parquet
 
     seeds = sorted(r["protocol"]["seed"] for r in read_parquet(ab).attrs["provenance"]["experiments"].values())
     assert seeds == [1, 2]
 
 
 def test_results_carry_provenance_in_the_parquet_metadata(bundle, tmp_path):
-    from mbutils.provenance import read_parquet
+    from mbutils.base.provenance import read_parquet
 
     out = tmp_path / "r.parquet"
     assert experiment(bundle, out)[0] == 0
@@ -171,7 +171,7 @@ def test_a_cache_entry_that_is_a_folder_is_ignored(tmp_path, monkeypatch, capsys
     monkeypatch.setenv("MBUTILS_CACHE", str(tmp_path))
     monkeypatch.setattr(cache, "_reported", set())
     bench = random_benchmark(seed=37)
-    from mbutils.experiment import cache_path
+    from mbutils.methods.experiment import cache_path
 
     path = cache_path(bench, PROTO, [5], "random")
     path.mkdir(parents=True)
@@ -326,7 +326,7 @@ def test_a_semicolon_separated_file_gets_a_hint(tmp_path):
 
 
 def test_csv_output_quotes_names_with_quotes_and_commas(tmp_path):
-    from mbutils.tables import render
+    from mbutils.base.tables import render
 
     text = render(pd.DataFrame({"selector": ['my "best", selector'], "size": [5]}))
     assert text.splitlines()[1] == '"my ""best"", selector",5'
@@ -370,7 +370,7 @@ def test_validate_says_when_a_valid_bundle_needs_missing(tmp_path):
 
 
 def test_run_chapter_uses_an_ipc_kernel_with_private_sockets(tmp_path):
-    from mbutils.chapters import _kernel_manager_class
+    from mbutils.book.chapters import _kernel_manager_class
 
     manager = _kernel_manager_class(str(tmp_path))
     if manager is not None:  # None on Windows, which has no Unix sockets

@@ -15,18 +15,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from mbutils.bundle import load_bundle, save_bundle
-from mbutils.errors import BundleError
-from mbutils.importers import (
-    HubSource,
-    LocalSource,
-    details_repo,
-    import_lm_eval,
-    import_leaderboard,
-    leaderboard_benchmark,
-    model_name_from_results,
-    read_model_list,
-)
+from mbutils.data.bundle import load_bundle, save_bundle
+from mbutils.base.errors import BundleError
+from mbutils.data.importers import (HubSource, LocalSource, details_repo, import_lm_eval, import_leaderboard, leaderboard_benchmark, model_name_from_results, read_model_list)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 LM_EVAL = FIXTURES / "lm_eval"

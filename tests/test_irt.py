@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from mbutils.irt import IRTError, IRTModel, map_abilities, sigmoid
+from mbutils.methods.irt import IRTError, IRTModel, map_abilities, sigmoid
 
 
 def planted(n_models, n_items, dims, seed, a_sd=0.5):
@@ -102,7 +102,7 @@ def test_objective_never_increases(fit3):
 
 
 def _joint_gradient(Y, theta, a, b, s_t, s_a, s_b):
-    """Gradient of the negative log-posterior, written independently of mbutils.irt."""
+    """Gradient of the negative log-posterior, written independently of mbutils.methods.irt."""
     p = 1.0 / (1.0 + np.exp(-(theta @ a.T - b)))
     r = p - Y
     return r @ a + theta / s_t**2, r.T @ theta + a / s_a**2, -r.sum(axis=0) + b / s_b**2

@@ -1,5 +1,8 @@
 """The package's modules form layers: every import (module-level or inside a function) points
-down, so there is no cycle, and the data layer never reaches up to the book."""
+down or stays in its layer, so there is no cycle, and the folders are the layers.
+
+The table below is the README's layout section, one line per layer, lowest first.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,16 @@ from pathlib import Path
 import mbutils
 
 PACKAGE = Path(mbutils.__file__).resolve().parent
+
+#: (layer, what it holds), lowest first: a module imports only its own layer and those above it here.
+LAYERS = (
+    ("base", "errors, validation, display names, results tables' text, the cache, provenance, the code fingerprint"),
+    ("data", "bundles on disk, the data path, the catalogue, stand-ins, importers, the in-memory Benchmark"),
+    ("methods", "the protocol, run seeding, IRT, DPP, adaptive tests, the selectors, the experiment engine"),
+    ("results", "metrics, the noise rule, computed claims, the planner, the audit, reports, the paper's tables"),
+    ("book", "chapters' helpers: settings, display, numbering, figures, sections, exercises, run-chapter, Sphinx"),
+    ("interface", "the package's public names (mbutils/__init__.py) and the command line (cli.py, __main__.py)"),
+)
 
 
 def _module_name(path: Path) -> str:
@@ -75,7 +88,34 @@ def test_the_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
-def test_the_data_layer_does_not_import_the_book_or_the_simulator():
-    graph = import_graph()
-    for low in ("mbutils.benchmark", "mbutils.bundle", "mbutils.catalogue", "mbutils.protocol"):
-        assert not graph[low] & {"mbutils.book", "mbutils.plots", "mbutils.synthetic", "mbutils.experiment"}, low
+def layer_of(module: str) -> str:
+    """The layer a module's folder says it is in."""
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in dict(LAYERS):
+        return parts[1]
+    return "interface"  # mbutils, mbutils.cli, mbutils.__main__
+
+
+def test_every_module_lives_in_a_layer_folder():
+    top = sorted(p.name for p in PACKAGE.iterdir() if p.suffix == ".py" or (p.is_dir() and p.name != "__pycache__"))
+    assert top == sorted(["__init__.py", "__main__.py", "cli.py", *(name for name, _ in LAYERS if name != "interface")])
+
+
+def test_every_import_points_down_the_layer_table():
+    rank = {name: i for i, (name, _) in enumerate(LAYERS)}
+    bad = [f"{module} ({layer_of(module)}) imports {dep} ({layer_of(dep)})"
+           for module, deps in import_graph().items() for dep in deps
+           if rank[layer_of(dep)] > rank[layer_of(module)]]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_readme_layout_is_the_layer_table():
+    readme = (PACKAGE.parent / "README.md").read_text()
+    for name, holds in LAYERS:
+        assert f"| `{name}` | {holds} |" in readme, f"README layout lacks the line of layer {name}"
+
+
+def test_the_layer_check_sees_an_upward_import():
+    rank = {name: i for i, (name, _) in enumerate(LAYERS)}
+    assert rank[layer_of("mbutils.book.display")] > rank[layer_of("mbutils.data.bundle.read")]
+    assert layer_of("mbutils.cli") == "interface" and layer_of("mbutils.methods.selectors.base") == "methods"

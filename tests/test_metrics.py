@@ -8,10 +8,8 @@ import pytest
 from scipy import stats
 
 from helpers import results_table
-from mbutils.errors import ResultsError
-from mbutils.metrics import (
-    agreement_curve, gap_bins, kendall_tau_b, mdad_bin, mdad_table, pair_agreement, summary_table,
-)
+from mbutils.base.errors import ResultsError
+from mbutils.results.metrics import (agreement_curve, gap_bins, kendall_tau_b, mdad_bin, mdad_table, pair_agreement, summary_table)
 
 
 def test_pair_agreement_paper_and_exclude_rules():

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mbutils import claims, noise, paper_results as pr
+from mbutils.results import claims, noise, paper_results as pr
 
 
 def table(rows, bin_width=None):
@@ -19,7 +19,7 @@ def table(rows, bin_width=None):
 
 
 def independent_interval(mdad, low, high, width=0.5):
-    """The rule's interval written out case by case (no shared code with mbutils.noise)."""
+    """The rule's interval written out case by case (no shared code with mbutils.results.noise)."""
     if mdad is None or not np.isfinite(mdad):
         return np.inf, np.inf
     has_low, has_high = low is not None and np.isfinite(low), high is not None and np.isfinite(high)

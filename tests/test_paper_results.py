@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mbutils import datapath
-from mbutils import paper_results as pr
+from mbutils.data import datapath
+from mbutils.results import paper_results as pr
 
 HEADER = ",Technique,Number of source models,Split,Fraction of sampled points,MDAD,MDAD lower CI,MDAD upper CI\n"
 

@@ -10,14 +10,12 @@ import pytest
 
 from conftest import real_bundle
 from helpers import random_benchmark
-from mbutils.datasets import load_benchmark
-from mbutils.errors import ProtocolError
-from mbutils.experiment import run_experiment
-from mbutils.metrics import agreement_curve, mdad_table
-from mbutils.planning import (NORMAL_MAX_ERROR, NORMAL_MIN_SD, _exact_cells, _m_moments, _normal_cells,
-                              agreement_probability, format_plan, pair_population, plan_table,
-                              predicted_curve, predicted_mdad, required_size, size_curve, size_table)
-from mbutils.protocol import Protocol
+from mbutils.data.datasets import load_benchmark
+from mbutils.base.errors import ProtocolError
+from mbutils.methods.experiment import run_experiment
+from mbutils.results.metrics import agreement_curve, mdad_table
+from mbutils.results.planning import (NORMAL_MAX_ERROR, NORMAL_MIN_SD, _exact_cells, _m_moments, _normal_cells, agreement_probability, format_plan, pair_population, plan_table, predicted_curve, predicted_mdad, required_size, size_curve, size_table)
+from mbutils.methods.protocol import Protocol
 
 GPQA_SIZES = [10, 25, 50, 100, 200]
 

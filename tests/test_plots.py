@@ -9,11 +9,13 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
 from helpers import random_benchmark
-from mbutils import metrics, plots, styles
+from mbutils.results import metrics
+from mbutils.book import plots
+from mbutils.base import names as styles
 from mbutils.book import display
-from mbutils.experiment import run_experiment
-from mbutils.protocol import Protocol
-from mbutils.selectors import selector_names
+from mbutils.methods.experiment import run_experiment
+from mbutils.methods.protocol import Protocol
+from mbutils.methods.selectors import selector_names
 
 SELECTORS = ["random", "subtask_equal"]
 SIZES = [5, 10, 20]

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from helpers import random_benchmark
-from mbutils.errors import ProtocolError
-from mbutils.protocol import Protocol, draw_run, rng_for, split_items
+from mbutils.base.errors import ProtocolError
+from mbutils.methods.protocol import Protocol, draw_run, rng_for, split_items
 
 
 def test_split_halves_inside_every_subtask():

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mbutils.errors import SelectorError
-from mbutils.selectors import make_selector
-from mbutils.selectors.base import SourceData
+from mbutils.base.errors import SelectorError
+from mbutils.methods.selectors import make_selector
+from mbutils.methods.selectors.base import SourceData
 
 
 def _source(subtask_sizes, n_sources=5, seed=0):

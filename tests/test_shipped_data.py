@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from mbutils import datapath
-from mbutils.bundle import find_bundle, list_bundles, load_bundle, validate_bundle
+from mbutils.data import datapath
+from mbutils.data.bundle import find_bundle, list_bundles, load_bundle, validate_bundle
 
 DATA = REPO / "data"
 SHIPPED = ("gpqa", "bbh-leaderboard", "mmlu-pro-leaderboard", "mmlu-pro-tiger-lab", "paper-results")
@@ -116,7 +116,7 @@ def test_relative_entries_are_pinned_to_the_folder_they_were_given_in(tmp_path, 
 
 def test_a_missing_folder_is_named_once_in_the_not_found_message(tmp_path, monkeypatch):
     monkeypatch.setenv("MBUTILS_DATA", str(tmp_path / "absent"))
-    from mbutils.errors import BundleError
+    from mbutils.base.errors import BundleError
 
     with pytest.raises(BundleError) as err:
         find_bundle("no-such-bundle")

@@ -19,13 +19,13 @@ import numpy as np
 import pytest
 
 from conftest import real_bundle
-from mbutils import metrics
-from mbutils.bundle import load_bundle
-from mbutils.experiment import run_experiment
-from mbutils.protocol import Protocol
-from mbutils.selectors import selector_label
-from mbutils.selectors.adaptive import AdaptiveFisher
-from mbutils.selectors.anchor import AnchorPoints
+from mbutils.results import metrics
+from mbutils.data.bundle import load_bundle
+from mbutils.methods.experiment import run_experiment
+from mbutils.methods.protocol import Protocol
+from mbutils.methods.selectors import selector_label
+from mbutils.methods.selectors.adaptive import AdaptiveFisher
+from mbutils.methods.selectors.anchor import AnchorPoints
 from helpers import random_benchmark
 
 
@@ -89,8 +89,8 @@ def test_warm_start_clusters_as_well_as_the_cold_start_on_the_stand_in():
     # The MDAD is a coarse yardstick (on these data even random medoids with cluster weights
     # stay inside the spread), so the k-medoids objective itself is compared too: summed
     # dissimilarity of every seen item to its nearest medoid, run by run.
-    from mbutils.protocol import draw_run
-    from mbutils.selectors.base import SourceData
+    from mbutils.methods.protocol import draw_run
+    from mbutils.methods.selectors.base import SourceData
 
     bench = random_benchmark(n_models=120, subtask_sizes=(500, 400, 400, 300), seed=7, confidence=True, name="stand-in")
     protocol = Protocol(n_sources=80, n_targets=40, n_runs=4)

@@ -1,5 +1,5 @@
 """The standalone page of run-chapter: MyST roles and directives as plain Markdown
-(:mod:`mbutils.standalone`), on strings and on one executed chapter."""
+(:mod:`mbutils.book.standalone`), on strings and on one executed chapter."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import nbformat
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 from conftest import real_bundle
-from mbutils.chapters import run_chapter
-from mbutils.standalone import (Book, book_index, escape, format_plain_text, glued_values, page_labels,
-                                plain_markdown, plain_notebook, read_bib)
+from mbutils.book.chapters import run_chapter
+from mbutils.book.standalone import (Book, book_index, escape, format_plain_text, glued_values, page_labels, plain_markdown, plain_notebook, read_bib)
 
 GLUED = {
     "pool": {"text/plain": "'the pool of 58 models'"},

@@ -9,19 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mbutils import synthetic
-from mbutils.errors import BundleError
-from mbutils.synthetic import (
-    SYNTHETIC_SPECS,
-    BenchmarkSpec,
-    cache_path,
-    compare_to_reference,
-    make_synthetic,
-    simulate,
-)
+from mbutils.data import synthetic
+from mbutils.base.errors import BundleError
+from mbutils.data.synthetic import (SYNTHETIC_SPECS, BenchmarkSpec, cache_path, compare_to_reference, make_synthetic, simulate)
 
-from mbutils.datasets import load_benchmark
-from mbutils.calibration import CALIBRATION_PAIRS, ks_statistics, pool_protocol, pooled_pvalues, reliability
+from mbutils.data.datasets import load_benchmark
+from mbutils.results.calibration import CALIBRATION_PAIRS, ks_statistics, pool_protocol, pooled_pvalues, reliability
 
 from conftest import real_bundle, real_table
 
@@ -316,7 +309,7 @@ def test_compare_to_reference_on_itself_is_zero(real_gpqa):
 # --- calibration of the three stand-ins with a real counterpart -------------------------
 
 # KS bounds per stand-in at seed 0, synthetic item p-values measured on pools of the real
-# pool's size (mbutils.calibration.ks_statistics). Achieved (seed 0): GPQA 0.043 / 0.013 /
+# pool's size (mbutils.results.calibration.ks_statistics). Achieved (seed 0): GPQA 0.043 / 0.013 /
 # 0.038; BBH 0.145 / 0.104 / 0.052; MMLU-Pro 0.087 / 0.056 / 0.041. The BBH and MMLU-Pro
 # accuracy bounds sit below the 5% critical KS value for 78 (40) real against 409 (447)
 # simulated models, about 0.17 (0.22): the fit is as good as such small pools can tell.
@@ -383,7 +376,7 @@ def test_unlearnable_items_sit_at_the_floor():
 
 
 def test_parse_pairs():
-    from mbutils.calibration import parse_pairs
+    from mbutils.results.calibration import parse_pairs
 
     assert parse_pairs(" gpqa:synthetic-gpqa, bbh-leaderboard:synthetic-bbh,") == [
         ("gpqa", "synthetic-gpqa"), ("bbh-leaderboard", "synthetic-bbh")]

@@ -5,20 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbutils.irt import IRTModel
-from mbutils.errors import SelectorError
-from mbutils.irt import map_abilities, sigmoid
-from mbutils.selectors import make_selector
-from mbutils.selectors.base import MicroBenchmark, SourceData
-from mbutils.selectors.tinybench import (
-    IRTMicroBenchmark,
-    TinyBenchmarks,
-    TinyBenchmarksGPIRT,
-    TinyBenchmarksIRT,
-    TinyBenchmarksPIRT,
-    _distinct_nearest,
-    gp_lambda,
-)
+from mbutils.methods.irt import IRTModel
+from mbutils.base.errors import SelectorError
+from mbutils.methods.irt import map_abilities, sigmoid
+from mbutils.methods.selectors import make_selector
+from mbutils.methods.selectors.base import MicroBenchmark, SourceData
+from mbutils.methods.selectors.tinybench import (IRTMicroBenchmark, TinyBenchmarks, TinyBenchmarksGPIRT, TinyBenchmarksIRT, TinyBenchmarksPIRT, _distinct_nearest, gp_lambda)
 
 FAMILY = {
     "tinybenchmarks": TinyBenchmarks,

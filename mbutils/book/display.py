@@ -11,12 +11,11 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML, display
 
-from ..profiles import PROFILE_BLURB, PROFILE_ENV, profile_name
-from ..reports import fmt_points  # noqa: F401  (chapters call book.fmt_points)
-from ..styles import (CI_FLOOR_MARK, CI_FLOOR_NOTE, ci_bound_text, ci_floored, column_label, label,  # noqa: F401
-                      target_set_label, yes_no)
-from ..tables import MDAD_VALUE_COLUMNS, NOT_REACHED, render
-from .numbering import next_number
+from mbutils.book.profiles import PROFILE_BLURB, PROFILE_ENV, profile_name
+from mbutils.results.reports import fmt_points  # noqa: F401  (chapters call book.fmt_points)
+from mbutils.base.names import (CI_FLOOR_MARK, CI_FLOOR_NOTE, ci_bound_text, ci_floored, column_label, label, target_set_label, yes_no)
+from mbutils.base.tables import MDAD_VALUE_COLUMNS, NOT_REACHED, render
+from mbutils.book.numbering import next_number
 
 
 def admonition(title: str, body_html: str, kind: str = "note") -> str:
@@ -49,13 +48,13 @@ def figure_png(fig, dpi: float = 110) -> bytes:
 def _readable(fig, dpi: float) -> None:
     """Scale every text of ``fig`` up so that none is displayed smaller than MIN_TEXT_PX.
 
-    Figures of :mod:`mbutils.plots` lay themselves out again at every draw (constrained
+    Figures of :mod:`mbutils.book.plots` lay themselves out again at every draw (constrained
     layout) and re-flow their legend; other figures get a tight layout after scaling.
     """
     from matplotlib.layout_engine import ConstrainedLayoutEngine
     from matplotlib.text import Text
 
-    from ..plots import STAND_IN_TEXT, scale_text
+    from mbutils.book.plots import STAND_IN_TEXT, scale_text
 
     stamps = [t for t in fig.findobj(Text) if t.get_text() == STAND_IN_TEXT]
     texts = [t for t in fig.findobj(Text) if t.get_text().strip() and t.get_text() != STAND_IN_TEXT]
@@ -96,7 +95,7 @@ def prepare_figure(fig, stand_in=False) -> float:
     ``stand_in`` is an explicit flag (never guessed from a caption): False, True (the
     whole figure is drawn from stand-ins) or the Axes of the panels that are.
     """
-    from ..plots import mark_stand_in
+    from mbutils.book.plots import mark_stand_in
 
     panels = _stand_in_axes(fig, stand_in)
     if panels is not None:
@@ -139,7 +138,7 @@ def show(fig, caption: str, *, alt: str | None = None, stand_in=False, label: st
 
 
 #: Columns that hold MDAD values (points; NaN = not reached), by their name in the tables
-#: of :mod:`mbutils.metrics` and :mod:`mbutils.reports` and by their display header. Other
+#: of :mod:`mbutils.results.metrics` and :mod:`mbutils.results.reports` and by their display header. Other
 #: columns are MDADs only when a caller says so (``mdad_columns=``) or the table does
 #: (``table.attrs["mdad_columns"]``).
 MDAD_COLUMNS = (*MDAD_VALUE_COLUMNS, "run_ci_low", "run_ci_high")
@@ -165,7 +164,7 @@ def _is_boolean(column) -> bool:
 
 def pretty(table, digits: int = 2, *, mdad_columns=()):
     """A copy for display: display names of selectors, target sets and column headers
-    (:func:`mbutils.styles.column_label`), booleans as yes/no, numbers rounded.
+    (:func:`mbutils.base.names.column_label`), booleans as yes/no, numbers rounded.
 
     MDAD columns (the known ones, :data:`MDAD_COLUMNS`, plus ``mdad_columns`` and the
     table's ``attrs["mdad_columns"]``) read 'not reached' for NaN; their negative lower CI
@@ -237,7 +236,7 @@ def glue(key: str, value, display: bool = False) -> None:
 
 
 def glue_claim(key: str, claim) -> str:
-    """Glue a computed :class:`mbutils.claims.Claim` as ``key`` and its inputs as ``key__claim``,
+    """Glue a computed :class:`mbutils.results.claims.Claim` as ``key`` and its inputs as ``key__claim``,
     so the sentence on the page can be checked against the numbers; returns the sentence."""
     glue(key, claim.text)
     glue(f"{key}__claim", claim.payload())

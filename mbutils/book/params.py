@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import BookError
+from mbutils.base.errors import BookError
 
 
 def int_list(value, what: str = "sizes") -> list[int] | None:

@@ -14,20 +14,19 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..datasets import BENCHMARK_TITLES, BENCHMARKS, DataChoice, benchmark_key, real_or_stand_in, resolve_data
-from ..errors import BookError
-from ..experiment import n_seen_items, run_experiment
-from ..profiles import (PAPER_SELECTORS, PROFILE_BLURB, PROFILE_ENV, PROFILES, default_jobs, profile_name,
-                        target_cases, variant_benchmarks)
-from ..benchmark import Benchmark
-from ..noise import thin_pool
-from ..protocol import POOL_RULE, Protocol, fit_to_pool
-from ..runs import choose, run_data
-from ..selectors.spec import as_selector
-from .display import admonition
-from .params import _opt_int, int_list, name_list, parse_cases
-from ..styles import count_noun, target_set_label
-from ..validation import check_choice
+from mbutils.data.datasets import (BENCHMARK_TITLES, BENCHMARKS, DataChoice, benchmark_key, real_or_stand_in, resolve_data)
+from mbutils.base.errors import BookError
+from mbutils.methods.experiment import n_seen_items, run_experiment
+from mbutils.book.profiles import (PAPER_SELECTORS, PROFILE_BLURB, PROFILE_ENV, PROFILES, default_jobs, profile_name, target_cases, variant_benchmarks)
+from mbutils.data.benchmark import Benchmark
+from mbutils.results.noise import thin_pool
+from mbutils.methods.protocol import POOL_RULE, Protocol, fit_to_pool
+from mbutils.methods.runs import choose, run_data
+from mbutils.methods.selectors.spec import as_selector
+from mbutils.book.display import admonition
+from mbutils.book.params import _opt_int, int_list, name_list, parse_cases
+from mbutils.base.names import count_noun, target_set_label
+from mbutils.base.validation import check_choice
 
 
 def _quiet_tqdm() -> None:
@@ -185,7 +184,7 @@ def configure(data: str, *, sizes=None, runs=None, sources=None, targets=None, s
 
     A benchmark name takes the real bundle when the data path has one, whatever its pool
     size: a pool smaller than the paper's gets sources and targets by
-    :func:`mbutils.protocol.fit_to_pool`, sizes larger than the seen half are dropped, and
+    :func:`mbutils.methods.protocol.fit_to_pool`, sizes larger than the seen half are dropped, and
     the sources sweep keeps the source counts that fit; the page's banner says all of it.
     """
 
@@ -273,7 +272,7 @@ def variant_data(value, data) -> list[str]:
     return chosen or names[:1]
 
 
-def paper_selectors(setting: Setting, selectors=None) -> list[str]:
+def paper_selectors(selectors=None) -> list[str]:
     """The selectors a benchmark chapter compares (parameter value or the paper's six)."""
     return name_list(selectors) or list(PAPER_SELECTORS)
 
@@ -311,7 +310,7 @@ def diversity_map(state) -> "pd.DataFrame":  # noqa: F821
     """The seen items as the Diversity selector saw them (its own PCA, box and rescaling, from
     the prepared ``state``): its first two features, items it trimmed clipped onto the box's
     edge and marked ``outside_box``. One PCA, so the picture and the selector agree."""
-    from ..selectors.diversity import box_coordinates
+    from mbutils.methods.selectors.diversity import box_coordinates
 
     if state.scores is None:
         raise BookError("this Diversity state keeps no scores; prepare it with the current selector")
@@ -324,7 +323,7 @@ def diversity_map(state) -> "pd.DataFrame":  # noqa: F821
 
 def pick(selector, source, k: int, seed: int = 0, run: int = 0):
     """``(selector, prepared, micro-benchmark)``: what a selector (name or object) builds from
-    ``source`` with the experiment's seeding (:func:`mbutils.runs.choose`)."""
+    ``source`` with the experiment's seeding (:func:`mbutils.methods.runs.choose`)."""
 
     selector = as_selector(selector)
     prepared, micro = choose(selector, source, k, seed=seed, run=run)

@@ -1,0 +1,1 @@
+"""The base layer: errors, validation, names, the cache and the code fingerprint."""

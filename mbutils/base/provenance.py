@@ -1,0 +1,140 @@
+"""Where a results table comes from, and refusing tables that pool unrelated experiments.
+
+Every row of an experiment's table carries the short id of its experiment (column
+``experiment``: bundle hash, protocol, sizes, version and code fingerprint); the full
+record, with each selector's parameters, travels in the Parquet metadata. Metrics pool
+pairs by (run, selector, size), so two experiments concatenated by hand would be scored
+as one with twice the pairs: :func:`check_unmixed` refuses such a table and says how to
+split it, and :func:`combine` joins experiments on purpose by numbering their runs apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from mbutils.base.errors import ResultsError
+
+COLUMN = "experiment"
+KEY = ("run", "selector", "size", "model")
+METADATA_KEY = b"mbutils.base.provenance"
+COMBINE_HINT = ("or join experiments on purpose with `python -m mbutils combine A.parquet B.parquet "
+                "--out both.parquet`, which numbers their runs apart")
+
+
+def experiment_id(record: dict) -> str:
+    """Short stable id of an experiment's record (everything but the selectors' parameters)."""
+    core = {k: v for k, v in record.items() if k not in ("selectors", COLUMN)}
+    payload = json.dumps(core, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(payload.encode()).hexdigest()[:12]
+
+
+def make_record(*, bundle: str, bundle_hash: str, protocol: dict, sizes: list[int], selectors: dict,
+                version: str, code: str) -> dict:
+    """The provenance of one experiment, with its id."""
+    record = {"bundle": bundle, "bundle_hash": bundle_hash, "protocol": protocol, "sizes": list(sizes),
+              "mbutils_version": version, "code": code, "selectors": selectors}
+    return {**record, COLUMN: experiment_id(record)}
+
+
+def stamp(table: pd.DataFrame, record: dict) -> pd.DataFrame:
+    """The table with its experiment id in every row and its record in ``attrs``."""
+    table = table.assign(**{COLUMN: record[COLUMN]})
+    table.attrs["provenance"] = {"experiments": {record[COLUMN]: record}}
+    return table
+
+
+def records(table: pd.DataFrame) -> dict[str, dict]:
+    """The experiments a table's metadata describes, by id (empty when it has none)."""
+    return dict((table.attrs.get("provenance") or {}).get("experiments") or {})
+
+
+def parquet_metadata(table: pd.DataFrame) -> dict[bytes, bytes]:
+    """Schema metadata holding the table's provenance, for :func:`mbutils.base.cache.write_table`."""
+    prov = table.attrs.get("provenance")
+    return {METADATA_KEY: json.dumps(prov, sort_keys=True, default=str).encode()} if prov else {}
+
+
+def read_parquet(path: Path) -> pd.DataFrame:
+    """A results table with the provenance of its metadata in ``attrs['provenance']``."""
+    import pyarrow.parquet as pq
+
+    arrow = pq.read_table(path)
+    table = arrow.to_pandas()
+    raw = (arrow.schema.metadata or {}).get(METADATA_KEY)
+    table.attrs = {}
+    if raw:
+        try:
+            table.attrs["provenance"] = json.loads(raw)
+        except ValueError:
+            raise ResultsError(f"{path}: its provenance metadata is not valid JSON; was it edited?") from None
+    return table
+
+
+def _ids(table: pd.DataFrame) -> pd.Series:
+    return table[COLUMN].astype(str).value_counts(sort=False) if COLUMN in table.columns else pd.Series(dtype=int)
+
+
+def check_unmixed(table: pd.DataFrame) -> None:
+    """Refuse a table that mixes experiments or repeats a (run, selector, size, model) key."""
+    ids = _ids(table)
+    if len(ids) > 1:
+        shown = ", ".join(f"{i!r} ({n:,} rows)" for i, n in list(ids.items())[:4])
+        first = ids.index[0]
+        raise ResultsError(
+            f"results table mixes {len(ids)} experiments (column '{COLUMN}': {shown}); their pairs "
+            f"must not be pooled. Split it, e.g. table[table['{COLUMN}'] == {first!r}], {COMBINE_HINT}")
+    keys = [c for c in KEY if c in table.columns]
+    if len(keys) < len(KEY):
+        return  # missing columns are reported by metrics.check_results
+    repeated = table.duplicated(keys, keep=False)
+    if repeated.any():
+        rows = table.index[repeated]
+        first = table.loc[rows[0], keys]
+        twins = rows[(table.loc[rows, keys] == first).all(axis=1).to_numpy()]
+        raise ResultsError(
+            f"results table repeats {int(table.duplicated(keys).sum()):,} (run, selector, size, model) "
+            f"key(s), e.g. run {first['run']}, selector {first['selector']!r}, size {first['size']}, "
+            f"model {first['model']!r} in rows {', '.join(str(r + 2) for r in twins[:3])} (counting the "
+            "header as row 1): it looks like two experiments concatenated. Split it by experiment, "
+            + COMBINE_HINT)
+
+
+def check_bundle(table: pd.DataFrame, bundle_hash: str, bundle: str, where: str) -> None:
+    """Refuse results that another bundle's experiment produced (when the metadata says so)."""
+    for record in records(table).values():
+        if record.get("bundle_hash") and record["bundle_hash"] != bundle_hash:
+            raise ResultsError(
+                f"{where}: these results come from bundle {record.get('bundle')!r} "
+                f"(content {record['bundle_hash'][:12]}), not from {bundle!r} (content {bundle_hash[:12]}); "
+                f"give the results of an experiment on {bundle!r}")
+
+
+def _targets_per_run(table: pd.DataFrame) -> set[int]:
+    return set(table.groupby(["selector", "size", "run"]).size().tolist())
+
+
+def combine(tables: list[pd.DataFrame], labels: list[str]) -> pd.DataFrame:
+    """Join experiments on purpose: runs are renumbered apart, the record lists every source."""
+    if len(tables) < 2:
+        raise ResultsError("combine needs at least two results tables")
+    parts, offset, sources, counts = [], 0, {}, set()
+    for table, label in zip(tables, labels):
+        check_unmixed(table)
+        counts |= _targets_per_run(table)
+        own = records(table) or {label: {"source": label}}
+        for key, record in own.items():
+            sources[key] = {**record, "source": label, "run_offset": offset}
+        parts.append(table.assign(run=table["run"] + offset))
+        offset += int(table["run"].max()) + 1
+    if len(counts) > 1:
+        raise ResultsError(f"the tables have different numbers of targets per run ({sorted(counts)}); "
+                           "runs of one table must all compare the same number of models")
+    combined = pd.concat(parts, ignore_index=True)
+    ident = "combined-" + hashlib.sha256(json.dumps(sorted(sources), default=str).encode()).hexdigest()[:12]
+    combined[COLUMN] = ident
+    combined.attrs = {"provenance": {"combined": ident, "experiments": sources}}
+    return combined

@@ -1,0 +1,160 @@
+"""What the adaptive-testing chapter shows, computed from mbutils objects (no notebook logic).
+
+Where adaptive tests apply to a setting, one target's path (estimate and interval
+against items answered, beside random sampling on the same target), what adaptive
+tests cost (items per model, distinct items, exposure) and where they stop beating
+random sampling. Candidates to move into :mod:`mbutils.book.plots` / :mod:`mbutils.results.reports`
+once the book's refactor settles: :func:`path_figure`, :func:`exposure_table`,
+:func:`helps_table`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from mbutils.methods.cat import accuracy_interval
+from mbutils.methods.protocol import rng_for
+from mbutils.results import noise
+from mbutils.base.names import label, style
+
+#: Fewer source models than this: a 10-dimensional IRT fit has too little to go on.
+MIN_SOURCES = 10
+#: Fewer seen items than this: too few to choose from for a test to adapt.
+MIN_SEEN = 20
+
+
+def applicability(n_sources: int, n_seen: int, sizes) -> tuple[list[int], str]:
+    """Sizes at which adaptive tests make sense here, and why none do (empty when some do).
+
+    A size must leave a choice (k < seen items); the IRT fit needs ``MIN_SOURCES``
+    sources and adaptation ``MIN_SEEN`` seen items.
+    """
+    if n_sources < MIN_SOURCES:
+        return [], (f"the IRT fit behind adaptive tests needs at least {MIN_SOURCES} source models; "
+                    f"this protocol has {n_sources}")
+    if n_seen < MIN_SEEN:
+        return [], (f"adaptive tests need at least {MIN_SEEN} seen items to choose from; "
+                    f"this bundle's seen half has {n_seen}")
+    usable = [int(k) for k in sizes if k < n_seen]
+    if not usable:
+        return [], f"every size asked for uses the whole seen half ({n_seen} items), leaving nothing to adapt"
+    return usable, ""
+
+
+def _running_mean(y: np.ndarray) -> np.ndarray:
+    return np.cumsum(y) / np.arange(1, len(y) + 1)
+
+
+def path_table(micro, target_correct: np.ndarray, models, seed: int = 0, which: int | None = None) -> pd.DataFrame:
+    """One target's adaptive test, answer by answer, beside random sampling of the same target.
+
+    ``which``: row of the target (default: the one of median seen accuracy). Columns:
+    answered, item, answer, estimate/low/high (IRT prediction of seen accuracy and its
+    95% Laplace interval), random/random_low/random_high (running mean of the same
+    number of uniformly drawn items, normal interval), truth (seen accuracy).
+    """
+    Y = np.asarray(target_correct, dtype=np.float64)
+    truth = Y.mean(axis=1)
+    row = int(np.argsort(truth)[len(truth) // 2]) if which is None else int(which)
+    path = micro.path(Y, trace=True)
+    acc, half = accuracy_interval(path.theta_path[:, row], path.precision_path[:, row], micro.item_a, micro.item_b)
+    order = rng_for(seed, "picture", "random order").permutation(Y.shape[1])[: path.length]
+    rand = _running_mean(Y[row, order])
+    n = np.arange(1, path.length + 1)
+    fpc = np.sqrt(np.clip((Y.shape[1] - n) / max(Y.shape[1] - 1, 1), 0, None))
+    rand_half = 1.96 * np.sqrt(np.clip(rand * (1 - rand), 0.25 / n, None) / n) * fpc
+    table = pd.DataFrame({
+        "answered": n, "item": path.items[row], "answer": path.answers[row],
+        "estimate": acc, "low": acc - half, "high": acc + half,
+        "random": rand, "random_low": rand - rand_half, "random_high": rand + rand_half,
+        "truth": truth[row],
+    })
+    table.attrs["model"] = str(np.asarray(models)[row])
+    return table
+
+
+def path_figure(table: pd.DataFrame, selector: str = "adaptive_fisher"):
+    """Estimate and 95% interval against items answered: the adaptive test vs random items."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.2, 3.6))
+    ax = fig.subplots()
+    x = table["answered"]
+    for name, col, lo, hi in ((selector, "estimate", "low", "high"), ("random", "random", "random_low", "random_high")):
+        st = style(name)
+        ax.plot(x, 100 * table[col], color=st.color, linestyle=st.linestyle, marker=st.marker, markevery=max(1, len(x) // 10),
+                markersize=4, label=label(name))
+        ax.fill_between(x, 100 * table[lo], 100 * table[hi], color=st.color, alpha=0.15, linewidth=0)
+    ax.axhline(100 * table["truth"].iloc[0], color="#666666", linestyle="--", linewidth=0.9,
+               label="accuracy on the seen half")
+    marks = table["answer"] > 0
+    ax.plot(x[marks], np.full(marks.sum(), 2.0), "|", color="#029e73", markersize=6, label="answered right")
+    ax.plot(x[~marks], np.full((~marks).sum(), 0.5), "|", color="#d55e00", markersize=6, label="answered wrong")
+    ax.set_xlabel("items answered")
+    ax.set_ylabel("estimated accuracy (points)")
+    ax.set_ylim(0, 100)
+    ax.set_title(f"one target: {table.attrs.get('model', '')}", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, frameon=False, loc="upper right", ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def exposure_table(paths: dict, n_seen: int) -> pd.DataFrame:
+    """What adaptive tests of each size cost and share, from the items the targets were given.
+
+    ``paths``: size -> :class:`mbutils.methods.cat.CATPath` for the targets of one run. Columns:
+    items per model, distinct items over all targets (and as a share of the seen half,
+    what a static micro-benchmark of that size would need: k), the largest share of
+    targets given one item, and the mean share of a test that two targets have in common.
+    """
+    rows = []
+    for k, path in sorted(paths.items()):
+        n_t = path.items.shape[0]
+        given = np.zeros((n_t, n_seen), dtype=np.float64)
+        given[np.arange(n_t)[:, None], path.items] = 1.0
+        counts = given.sum(axis=0)
+        shared = given @ given.T
+        pairs = np.triu_indices(n_t, 1)
+        rows.append({
+            "size": int(k), "items per model": int(k), "distinct items": int((counts > 0).sum()),
+            "distinct / seen (%)": 100 * float((counts > 0).mean()),
+            "max exposure (%)": 100 * float(counts.max() / n_t),
+            "overlap of two tests (%)": 100 * float(shared[pairs].mean() / k) if n_t > 1 else math.nan,
+        })
+    return pd.DataFrame(rows)
+
+
+def helps_table(mdad: pd.DataFrame, selectors, baseline: str = "random") -> pd.DataFrame:
+    """Per size: MDAD of each selector minus the baseline's (points; NaN where either is not reached)."""
+    wide = mdad.pivot_table(index="size", columns="selector", values="mdad", dropna=False)
+    out = pd.DataFrame({"size": wide.index})
+    for s in selectors:
+        if s in wide and baseline in wide:
+            out[label(s)] = (wide[s] - wide[baseline]).to_numpy()
+    return out
+
+
+def stops_helping(mdad: pd.DataFrame, selector: str, baseline: str = "random") -> dict:
+    """Where ``selector`` is better than the baseline under the noise rule, and from which size
+    it no longer is.
+
+    A size is a win when the selector's 95% interval lies below the baseline's
+    (:func:`mbutils.results.noise.versus`), a loss when it lies above, and within noise otherwise.
+    ``stops`` is the smallest size after a win from which no larger size is a win (None when
+    it wins at the largest size, or never wins).
+    """
+    verdict = noise.versus(mdad, selector, baseline)
+    if verdict.empty:
+        return {"wins": [], "within": [], "losses": [], "stops": None}
+    sizes = verdict.index.to_numpy()
+    win = (verdict == noise.BETTER).to_numpy()
+    later = np.flip(np.logical_or.accumulate(np.flip(win)))  # a win at this size or a larger one
+    stops = sizes[~later][0] if win.any() and (~later).any() else None
+    return {"wins": [int(k) for k in sizes[win]],
+            "within": [int(k) for k in sizes[(verdict == noise.WITHIN).to_numpy()]],
+            "losses": [int(k) for k in sizes[(verdict == noise.WORSE).to_numpy()]],
+            "stops": None if stops is None else int(stops)}

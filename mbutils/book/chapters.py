@@ -1,0 +1,272 @@
+"""Run one chapter of the book on any data: papermill into a folder, then HTML with nbconvert.
+
+Chapters are MyST Markdown notebooks (``chapters/<name>.md``, a jupytext header and
+``{code-cell}`` blocks): the text files are the only source. ``run_chapter("bench_gpqa",
+{"data": "mybundle", "runs": 10}, "out/")`` reads ``chapters/bench_gpqa.md``, executes it
+with papermill and writes ``out/bench_gpqa.ipynb`` and ``out/bench_gpqa.html``. Nothing is
+written unless the whole notebook ran: a failing cell becomes one :class:`ChapterError`
+naming the cell and the error. :func:`to_notebook` gives plain-papermill and Jupyter users
+the ``.ipynb`` form of a chapter.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import shutil
+import tempfile
+import tokenize
+from contextlib import contextmanager
+from pathlib import Path
+
+from mbutils.data.datapath import pin_environment
+from mbutils.base.errors import ChapterError
+from mbutils.book.profiles import PROFILES
+from mbutils.base.validation import check_choice
+
+SOURCE_CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"  # present in a source checkout
+CHAPTERS_ENV = "MBUTILS_CHAPTERS"
+
+
+def chapter_dirs() -> list[Path]:
+    """Where chapters are looked up by name: ``$MBUTILS_CHAPTERS``, ``./chapters``, the source tree."""
+    dirs = [Path(p) for p in os.environ.get(CHAPTERS_ENV, "").split(os.pathsep) if p.strip()]
+    dirs += [Path.cwd() / "chapters", SOURCE_CHAPTERS]
+    seen, found = set(), []
+    for d in dirs:
+        resolved = d.expanduser().resolve()
+        if resolved.is_dir() and resolved not in seen:
+            seen.add(resolved)
+            found.append(resolved)
+    return found
+
+
+def is_notebook_source(path: Path) -> bool:
+    """A MyST Markdown notebook: a ``.md`` file whose front matter names a kernel."""
+    if path.suffix != ".md" or not path.is_file():
+        return False
+    head = path.read_text(encoding="utf-8", errors="replace")[:2000]
+    return head.startswith("---") and "kernelspec:" in head.split("\n---", 1)[0]
+
+
+def chapter_names() -> list[str]:
+    """Chapters that can be run (MyST notebooks on the chapter path)."""
+    names = set()
+    for d in chapter_dirs():
+        names.update(p.stem for p in d.glob("*.md") if is_notebook_source(p))
+    return sorted(names)
+
+
+def chapter_path(chapter: str | Path) -> Path:
+    """The source of a chapter given by name (``bench_gpqa``), file name or path."""
+    path = Path(chapter).expanduser()
+    if path.suffix in (".md", ".ipynb") and path.is_file():
+        if path.suffix == ".md" and not is_notebook_source(path):
+            raise ChapterError(f"{path} is a plain Markdown page, not a chapter notebook "
+                               "(its front matter has no kernelspec)")
+        return path.resolve()
+    if path.name == str(chapter) or path.suffix == "":
+        for d in chapter_dirs():
+            candidate = d / f"{path.stem}.md"
+            if is_notebook_source(candidate):
+                return candidate
+    known = ", ".join(chapter_names()) or "none found (run from the book's folder or set MBUTILS_CHAPTERS)"
+    raise ChapterError(f"no chapter {str(chapter)!r}; chapters: {known}")
+
+
+def read_chapter(chapter: str | Path):
+    """A chapter as an nbformat notebook (from its MyST text, or an ``.ipynb`` given by path)."""
+    import jupytext
+    import nbformat
+
+    path = chapter_path(chapter)
+    try:
+        if path.suffix == ".ipynb":
+            return nbformat.read(path, as_version=4)
+        return jupytext.read(path, fmt="md:myst")
+    except Exception as err:  # a broken file is the user's input, not a bug
+        raise ChapterError(f"{path}: cannot be read as a notebook ({type(err).__name__}: {err})") from None
+
+
+def to_notebook(chapter: str | Path, out: str | Path) -> Path:
+    """Write a chapter as ``.ipynb`` (no outputs) for papermill or Jupyter; returns the path."""
+    import nbformat
+
+    nb = read_chapter(chapter)
+    out = Path(out)
+    if out.is_dir():
+        out = out / f"{chapter_path(chapter).stem}.ipynb"
+    if out.suffix != ".ipynb":
+        raise ChapterError(f"{out}: the notebook file name must end in .ipynb")
+    tmp = out.with_name(f".{out.name}.tmp")
+    nbformat.write(nb, tmp)
+    os.replace(tmp, out)
+    return out
+
+
+def parse_value(text):
+    """A command-line parameter value as papermill would type it: int, float, bool, None, else str."""
+    if not isinstance(text, str):
+        return text
+    lowered = text.strip().lower()
+    if lowered in ("none", "null"):
+        return None
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        return text
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else text
+
+
+def parameters_cell(nb):
+    """The code cell tagged ``parameters`` (papermill's convention), or None."""
+    return next((c for c in nb.cells if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])),
+                None)
+
+
+def chapter_parameters(chapter: str | Path) -> dict[str, dict]:
+    """Names, defaults and help (the trailing comment) of a chapter's ``parameters`` cell."""
+    cell = parameters_cell(read_chapter(chapter))
+    if cell is None:
+        return {}
+    source = cell.source
+    comments = {tok.start[0]: tok.string.lstrip("# ").strip()
+                for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT}
+    params = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            params[name] = {"name": name, "default": ast.get_source_segment(source, node.value),
+                            "help": comments.get(node.lineno, "")}
+    return params
+
+
+def _check_params(chapter: Path, params: dict) -> dict:
+    known = chapter_parameters(chapter)
+    unknown = [name for name in params if name not in known]
+    if unknown:
+        raise ChapterError(
+            f"chapter {chapter.stem!r} has no parameter {', '.join(map(repr, unknown))}; "
+            f"its parameters: {', '.join(known)}"
+        )
+    return {name: parse_value(value) for name, value in params.items()}
+
+
+@contextmanager
+def _environment(changes: dict[str, str | None]):
+    old = {k: os.environ.get(k) for k in changes}
+    try:
+        for key, value in changes.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        yield
+    finally:
+        for key, value in old.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _failure(err) -> str:
+    """The failing cell and error of a papermill run, in one paragraph."""
+    name = getattr(err, "ename", type(err).__name__)
+    value = getattr(err, "evalue", str(err))
+    cell = getattr(err, "exec_count", None)
+    where = f"cell [{cell}]" if cell else "a cell"
+    return f"{where} raised {name}: {value}"
+
+
+def render_html(notebook: Path, html_path: Path) -> Path:
+    """The executed notebook as one self-contained HTML page (figures embedded).
+
+    The page is rendered from a copy whose Markdown cells are plain Markdown
+    (:mod:`mbutils.book.standalone`: glued values pasted, roles and directives resolved); the
+    notebook file is not changed.
+    """
+    import warnings
+
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    from mbutils.book.standalone import book_index, plain_notebook
+
+    notebook = Path(notebook)
+    page = plain_notebook(nbformat.read(notebook, as_version=4), page=notebook.stem, book=book_index(chapter_dirs()))
+    resources = {"metadata": {"name": notebook.stem, "path": str(notebook.parent)}}  # as from_filename sets
+    with warnings.catch_warnings():  # glue records (myst-nb) have no HTML form; nothing is lost
+        warnings.filterwarnings("ignore", message=".*papermill.record.*", category=UserWarning)
+        body, _ = HTMLExporter(template_name="lab").from_notebook_node(page, resources=resources)
+    html_path.write_text(body, encoding="utf-8")
+    return html_path
+
+
+def _kernel_manager_class(socket_dir: str):
+    """A kernel manager that talks to the kernel over Unix sockets (IPC) where the system has them.
+
+    A local kernel on TCP ports logs "running over TCP without encryption" on every start;
+    over IPC nothing listens on a port, so there is nothing to warn about (and nothing is
+    filtered from the kernel's own messages). The sockets live in ``socket_dir``, one folder
+    per run: kernels started side by side must never find each other's sockets.
+    """
+    if os.name == "nt":
+        return None
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import CaselessStrEnum, default
+
+    class IPCKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+        @default("ip")
+        def _private_socket_prefix(self):
+            return os.path.join(socket_dir, "kernel")
+
+    return IPCKernelManager
+
+
+def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *, profile: str | None = None,
+                timeout: int | None = None, kernel: str = "python3", progress: bool = False) -> Path:
+    """Execute a chapter with ``params`` into ``out_dir``; returns the path of the HTML page.
+
+    ``params`` values may be strings as typed on a command line (``"10"`` -> 10,
+    ``"None"`` -> None, ``"10,25"`` stays a string the chapter parses). ``profile`` sets
+    ``MBUTILS_PROFILE`` for the run. Writes ``<chapter>.ipynb`` and ``<chapter>.html``.
+    """
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    source = chapter_path(chapter)
+    values = _check_params(source, dict(params or {}))
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ChapterError(f"{out} exists and is not a folder")
+    if profile is not None:
+        check_choice(profile, PROFILES, "profile", ChapterError)
+    pin_environment()  # the kernel's working directory is chapters/, not the caller's
+    out.mkdir(parents=True, exist_ok=True)
+    # sockets in a short private folder (Unix socket paths are limited to about 100 bytes)
+    with tempfile.TemporaryDirectory(prefix="mbutils-kernel-") as sockets, \
+            tempfile.TemporaryDirectory(dir=out, prefix=f".{source.stem}-") as tmp:
+        manager = {"kernel_manager_class": cls} if (cls := _kernel_manager_class(sockets)) else {}
+        executed = Path(tmp) / f"{source.stem}.ipynb"
+        unexecuted = to_notebook(source, Path(tmp) / f"{source.stem}.source.ipynb")
+        try:
+            with _environment({"MBUTILS_PROFILE": profile} if profile else {}):
+                papermill.execute_notebook(
+                    str(unexecuted), str(executed), parameters=values, kernel_name=kernel,
+                    cwd=str(source.parent), progress_bar=progress, log_output=False,
+                    execution_timeout=timeout, **manager,
+                )
+        except PapermillExecutionError as err:
+            raise ChapterError(f"chapter {source.stem!r} failed: {_failure(err)}") from None
+        unexecuted.unlink()
+        html = render_html(executed, Path(tmp) / f"{source.stem}.html")
+        final_nb, final_html = out / executed.name, out / html.name
+        shutil.move(str(executed), final_nb)
+        shutil.move(str(html), final_html)
+    return final_html

@@ -1,0 +1,106 @@
+"""How much a build computes: the book's profiles (``MBUTILS_PROFILE``) and their sizes.
+
+``quick``
+    few runs and sizes up to 250 (minutes for the whole book);
+``default``
+    the paper's protocol on GPQA (50 runs), fewer runs on the large benchmarks;
+``paper``
+    the paper's settings everywhere (50 runs, all sizes, all source counts; over an hour).
+
+Standard library only, so the Sphinx hook can read the profile without loading the package."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from mbutils.data.catalogue import BENCHMARKS, GPQA_SIZES, PAPER_SIZES
+from mbutils.base.errors import BookError
+from mbutils.base.validation import check_choice
+
+
+PROFILE_ENV = "MBUTILS_PROFILE"
+
+
+PAPER_SOURCES = (10, 50, 100, 150, 200, 250, 300)
+
+
+#: The six methods of the paper's figures, in legend order.
+PAPER_SELECTORS = ("random", "subtask_equal", "confidence_stratified", "diversity",
+                   "anchor_points", "tinybenchmarks")
+
+
+@dataclass(frozen=True)
+class BenchProfile:
+    """Experiment sizes for one benchmark under one profile."""
+
+    sizes: tuple[int, ...]
+    runs: int
+    source_counts: tuple[int, ...]   # MDAD vs number of source models
+    source_runs: int
+    source_size: int                 # the k at which the sources sweep is run
+
+
+def _profiles() -> dict[str, dict[str, BenchProfile]]:
+    small = (10, 25, 50, 100, 250)
+    return {
+        "quick": {
+            "gpqa": BenchProfile(GPQA_SIZES, 10, (10, 50, 100, 300), 5, 100),
+            "bbh": BenchProfile(small, 3, (10, 100, 300), 1, 100),
+            "mmlu-pro": BenchProfile(small, 3, (10, 100, 300), 1, 100),
+            "mmlu": BenchProfile(small, 3, (10, 100, 300), 1, 100),
+            "custom": BenchProfile(small, 3, (10, 100, 300), 1, 100),
+        },
+        "default": {
+            "gpqa": BenchProfile(GPQA_SIZES, 50, PAPER_SOURCES, 20, 100),
+            "bbh": BenchProfile(PAPER_SIZES, 10, (10, 50, 100, 200, 300), 5, 100),
+            "mmlu-pro": BenchProfile(PAPER_SIZES, 10, (10, 50, 100, 200, 300), 5, 100),
+            "mmlu": BenchProfile(PAPER_SIZES, 10, (10, 50, 100, 200, 300), 5, 100),
+            "custom": BenchProfile(PAPER_SIZES, 10, (10, 50, 100, 200, 300), 5, 100),
+        },
+        "paper": {
+            "gpqa": BenchProfile(GPQA_SIZES, 50, PAPER_SOURCES, 50, 100),
+            **{b: BenchProfile(PAPER_SIZES, 50, PAPER_SOURCES, 50, 100) for b in ("bbh", "mmlu-pro", "mmlu")},
+            "custom": BenchProfile(PAPER_SIZES, 50, PAPER_SOURCES, 50, 100),
+        },
+    }
+
+
+PROFILES = _profiles()
+
+
+def profile_name() -> str:
+    """The active profile: ``$MBUTILS_PROFILE`` or ``default``."""
+    name = os.environ.get(PROFILE_ENV, "").strip() or "default"
+    check_choice(name, PROFILES, f"{PROFILE_ENV} (the profile)", BookError)
+    return name
+
+
+def default_jobs() -> int:
+    """Workers for experiments: ``$MBUTILS_JOBS`` or every core."""
+    value = os.environ.get("MBUTILS_JOBS", "").strip()
+    return int(value) if value else (os.cpu_count() or 1)
+
+
+PROFILE_BLURB = {
+    "quick": "few runs, sizes up to 250: a fast preview, noisy estimates",
+    "default": "the paper's protocol on GPQA, fewer runs on the large benchmarks",
+    "paper": "the paper's settings everywhere",
+}
+
+
+def variant_benchmarks(profile: str | None = None) -> list[str]:
+    """Benchmarks on which selector chapters compare variants (costly ones stay on GPQA when quick)."""
+    return {"quick": ["gpqa"], "default": ["gpqa", "mmlu-pro"], "paper": list(BENCHMARKS)}[profile or profile_name()]
+
+
+def target_cases(profile: str | None = None) -> str:
+    """Fixed target sets studied under a profile (benchmark:set, comma separated).
+
+    GPQA's real sets everywhere; the paper profile adds the paper's MMLU-Pro and BBH
+    instruction-tuned sets (on the stand-ins unless real bundles are on the data path).
+    """
+    cases = ["gpqa:7b_instruct", "gpqa:70b_instruct"]
+    if (profile or profile_name()) == "paper":
+        cases += ["mmlu-pro:7b_instruct", "mmlu-pro:70b_instruct", "bbh:7b_instruct", "bbh:70b_instruct"]
+    return ",".join(cases)

@@ -1,0 +1,494 @@
+"""A chapter's MyST Markdown as plain Markdown, for the standalone page of ``run-chapter``.
+
+The book (Sphinx, myst-nb, sphinx-exercise, sphinxcontrib-bibtex) understands roles such as
+``{glue:text}`key:.1f``` and directives such as ```` ```{exercise} ````; nbconvert, which
+writes the single HTML page of :func:`mbutils.book.chapters.run_chapter`, shows them raw.
+:func:`plain_notebook` gives a copy of an executed notebook whose Markdown cells say the same
+thing in plain Markdown:
+
+* ``{glue:text}`` / ``{glue}``: the glued ``text/plain`` value, formatted as myst-nb does,
+  HTML- and Markdown-escaped (glued values come from data files and never become live HTML);
+  ``{glue:md}``: the glued Markdown as it is (the package writes it); a key the notebook did
+  not glue: a visible ``[missing: key]``;
+* ``{term}``, ``{doc}``, ``{ref}`` and any other role: their display text (a ``{doc}`` without
+  text: the page's title when a chapter folder has it, else its name; a ``{ref}`` without
+  text: the exercise's or section's title; a link when the label is on this page);
+* ``{cite:p}`a,b``` -> "(A, 2024; B, 2020)", ``{cite:t}`a``` -> "A (2024)" from the book's
+  ``references.bib`` (the keys when it cannot be read);
+* ``{exercise}``: a bold "Exercise: Title" then the body; ``{solution-start}``: a bold
+  "Solution"; ``{solution-end}``: removed; ``{glossary}``: bold terms; code directives: plain
+  fenced code; any other directive: its body without the fence lines;
+* ``(label)=`` targets become anchors and ``%`` comment lines are dropped.
+
+Code spans and fenced code are left exactly as they are. The notebook itself is not changed.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+from ast import literal_eval
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+GLUE_PREFIX = "application/papermill.record/"
+#: sphinx's own labels, which no page defines
+BUILTIN_LABELS = {"genindex": "Index", "modindex": "Module Index", "search": "Search Page"}
+CODE_DIRECTIVES = {"code", "code-block", "sourcecode", "code-cell"}
+TITLED_DIRECTIVES = {"admonition", "dropdown", "topic", "sidebar", "card", "tab-item"}
+ADMONITIONS = {"note", "warning", "tip", "important", "hint", "caution", "attention", "danger", "error",
+               "seealso"}
+
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
+_DIRECTIVE = re.compile(r"^\{(?P<name>[A-Za-z0-9_:+.-]+)\}\s*(?P<arg>.*)$")
+_OPTION = re.compile(r"^\s*:(?P<key>[A-Za-z0-9_-]+):\s*(?P<value>.*)$")
+_TARGET = re.compile(r"^\s*\((?P<label>[^()\s]+)\)=\s*$")
+_COMMENT = re.compile(r"^\s*%")
+_HEADING = re.compile(r"^(?P<level>#{1,6})\s+(?P<text>.*?)\s*#*\s*$")
+_ROLE = re.compile(r"\{(?P<name>[A-Za-z0-9_:+.-]+)\}$")
+_EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
+_SAFE_ID = re.compile(r"^[A-Za-z0-9_.:-]+$")
+_NUMPY = re.compile(r"^(?:np|numpy)\.[a-z]+[0-9]*\((?P<inner>.*)\)$", re.S)
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]~|#])")
+
+
+@dataclass(frozen=True)
+class Book:
+    """What the transform knows about the rest of the book (all optional).
+
+    ``titles``: page name -> title (for ``{doc}`name```); ``labels``: label -> (page, title)
+    for exercises and ``(label)=`` targets; ``citations``: bibtex key -> (authors, year).
+    """
+
+    titles: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    citations: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- values
+
+
+def escape(text: str) -> str:
+    """``text`` as Markdown that shows exactly these characters: no HTML, no emphasis, no math."""
+    text = _MD_SPECIAL.sub(r"\\\1", str(text).replace("\r", "").replace("\n", " "))
+    # '$' as entities: Markdown sees no math, MathJax (processEscapes) sees an escaped dollar
+    return html.escape(text, quote=True).replace("$", "&#92;&#36;")
+
+
+def format_plain_text(text: str, spec: str) -> str:
+    """A glued ``text/plain`` value under a format spec, as myst-nb's ``glue:text`` shows it:
+    a repr'd string loses its quotes, ``.1f`` formats a float, ``d`` an int. A value the spec
+    does not fit is shown unformatted."""
+    try:
+        value = literal_eval(text)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        numpy = _NUMPY.match(text.strip())  # numpy 2 scalars: 'np.float64(0.35)'
+        try:
+            value = literal_eval(numpy["inner"]) if numpy else text
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            value = text
+    if spec == "":
+        return str(value)
+    kind = spec[-1]
+    try:
+        if kind == "s":
+            value = str(value)
+        elif kind in "bcdoxX":
+            value = int(value)
+        elif kind in "eEfFgGn%":
+            value = float(value)
+        return format(value, spec)
+    except (TypeError, ValueError, OverflowError):
+        return str(value)
+
+
+def glued_values(nb) -> dict[str, dict[str, str]]:
+    """Key -> {mime type: data} of every value the executed notebook glued (myst-nb/scrapbook)."""
+    found: dict[str, dict[str, str]] = {}
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            record = output.get("metadata", {}).get("scrapbook")
+            if not isinstance(record, Mapping) or "name" not in record:
+                continue
+            prefix = record.get("mime_prefix", GLUE_PREFIX)
+            data = {mime[len(prefix):]: value for mime, value in output.get("data", {}).items()
+                    if mime.startswith(prefix)}
+            found[str(record["name"])] = {m: "".join(v) if isinstance(v, list) else str(v) for m, v in data.items()}
+    return found
+
+
+# --------------------------------------------------------------------------- the book around a page
+
+
+def book_index(dirs: list[Path]) -> Book:
+    """Titles, labels and references read from the chapter folders (the chapter path, for
+    run-chapter) and ``references.bib`` beside them or one folder up; the first folder wins a name."""
+    titles: dict[str, str] = {}
+    labels: dict[str, tuple[str, str]] = {}
+    bibs: list[Path] = []
+    for d in dirs:
+        for path in sorted(Path(d).glob("*.md")):
+            if path.stem in titles:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            title, found = page_labels(text)
+            titles[path.stem] = title or path.stem
+            for label, label_title in found.items():
+                labels.setdefault(label, (path.stem, label_title))
+        for bib in (Path(d) / "references.bib", Path(d).parent / "references.bib"):
+            if bib.is_file() and bib.resolve() not in bibs:
+                bibs.append(bib.resolve())
+    citations: dict[str, tuple[str, str]] = {}
+    for bib in bibs:
+        for key, value in read_bib(bib).items():
+            citations.setdefault(key, value)
+    return Book(titles, labels, citations)
+
+
+def page_labels(text: str) -> tuple[str | None, dict[str, str]]:
+    """A page's title (its first ``#`` heading) and its labels: exercise ``:label:`` -> title,
+    ``(label)=`` target -> the heading after it."""
+    lines = text.split("\n")
+    if lines and lines[0].strip() == "---":  # front matter
+        end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), 0)
+        lines = lines[end + 1:]
+    title, labels, pending, fence = None, {}, None, None
+    for i, line in enumerate(lines):
+        m = _FENCE.match(line)
+        if fence:
+            if m and m["fence"][0] == fence[0] and len(m["fence"]) >= len(fence) and not m["info"].strip():
+                fence = None
+            continue
+        if m and (m["fence"][0] != ":" or m["info"].lstrip().startswith("{")):
+            fence = m["fence"]
+            d = _DIRECTIVE.match(m["info"].strip())
+            if d and d["name"] == "exercise":
+                for option in lines[i + 1:]:
+                    o = _OPTION.match(option)
+                    if not o:
+                        break
+                    if o["key"] == "label":
+                        labels[o["value"].strip()] = d["arg"].strip() or "Exercise"
+            continue
+        if t := _TARGET.match(line):
+            pending = t["label"]
+        elif h := _HEADING.match(line):
+            heading = h["text"].strip()
+            if title is None and h["level"] == "#":
+                title = heading
+            if pending:
+                labels[pending], pending = heading, None
+    return title, labels
+
+
+def read_bib(path: Path) -> dict[str, tuple[str, str]]:
+    """Key -> (authors as cited, year) of a BibTeX file; empty when pybtex cannot read it."""
+    try:
+        from pybtex.database import parse_file
+        from pybtex.richtext import Text
+    except ImportError:
+        return {}
+    try:
+        data = parse_file(str(path), bib_format="bibtex")
+    except Exception:  # a broken file only costs the author names: the keys are shown
+        return {}
+
+    def plain(latex: str) -> str:
+        try:
+            return Text.from_latex(latex).render_as("text")
+        except Exception:
+            return latex.replace("{", "").replace("}", "")
+
+    out = {}
+    for key, entry in data.entries.items():
+        people = entry.persons.get("author") or entry.persons.get("editor") or []
+        names = [plain(" ".join(p.prelast_names + p.last_names)) for p in people]
+        if not names:
+            authors = key
+        elif len(names) == 1:
+            authors = names[0]
+        elif len(names) == 2:
+            authors = f"{names[0]} and {names[1]}"
+        else:
+            authors = f"{names[0]} et al."
+        out[key] = (authors, plain(entry.fields.get("year", "")))
+    return out
+
+
+# --------------------------------------------------------------------------- the transform
+
+
+@dataclass
+class _Context:
+    glued: Mapping[str, Mapping[str, str]]
+    book: Book
+    page: str | None
+    local: Mapping[str, str]  # labels defined on this page -> title
+
+
+def plain_markdown(text: str, glued: Mapping[str, Mapping[str, str]] | None = None, *, page: str | None = None,
+                   book: Book | None = None, local_labels: Mapping[str, str] | None = None) -> str:
+    """MyST Markdown ``text`` as plain Markdown; ``glued`` is :func:`glued_values` of the notebook.
+
+    ``page`` is the chapter's name (for ``page.md::key`` glue and in-page links),
+    ``local_labels`` the labels on the page (label -> title; default: those in ``text``).
+    """
+    if local_labels is None:
+        local_labels = page_labels(text)[1]
+    ctx = _Context(glued or {}, book or Book(), page, local_labels)
+    return _blocks(text, ctx)
+
+
+def plain_notebook(nb, page: str | None = None, book: Book | None = None):
+    """A copy of notebook ``nb`` whose Markdown cells are plain Markdown (see the module)."""
+    out = copy.deepcopy(nb)
+    markdown = [c for c in out.cells if c.cell_type == "markdown"]
+    local: dict[str, str] = {}
+    for cell in markdown:
+        local.update(page_labels(cell.source)[1])
+    glued = glued_values(nb)
+    for cell in markdown:
+        cell.source = plain_markdown(cell.source, glued, page=page, book=book, local_labels=local)
+    return out
+
+
+def _blocks(text: str, ctx: _Context) -> str:
+    lines = text.split("\n")
+    out: list[str] = []
+    prose: list[str] = []
+
+    def flush():
+        if prose:
+            out.append(_inline("\n".join(prose), ctx))
+            prose.clear()
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = _FENCE.match(line)
+        if m and m["fence"][0] == "`" and "`" in m["info"]:
+            m = None  # '```x```' is a code span, not a fence (CommonMark)
+        directive = _DIRECTIVE.match(m["info"].strip()) if m else None
+        if m and (directive or m["fence"][0] != ":"):
+            flush()
+            end = _closing(lines, i + 1, m["fence"])
+            body = lines[i + 1:end]
+            if directive:  # a block of its own, as the fence made it
+                out += ["", _directive(directive["name"], directive["arg"].strip(), body, m["indent"], ctx), ""]
+            else:  # fenced code: exactly as it is
+                out.append("\n".join(lines[i:end + 1]))
+            i = end + 1
+            continue
+        if t := _TARGET.match(line):
+            flush()
+            out.append(_anchor(t["label"]) or "")
+        elif not _COMMENT.match(line):
+            prose.append(line)
+        i += 1
+    flush()
+    return "\n".join(out)
+
+
+def _closing(lines: list[str], start: int, fence: str) -> int:
+    """Index of the line closing ``fence`` (CommonMark: same character, at least as long, no
+    info string); the end of the text when none does."""
+    for j in range(start, len(lines)):
+        m = _FENCE.match(lines[j])
+        if m and m["fence"][0] == fence[0] and len(m["fence"]) >= len(fence) and not m["info"].strip():
+            return j
+    return len(lines)
+
+
+def _directive(name: str, arg: str, body: list[str], indent: str, ctx: _Context) -> str:
+    options: dict[str, str] = {}
+    if body and body[0].strip() == "---":  # YAML options block
+        end = next((j for j in range(1, len(body)) if body[j].strip() == "---"), None)
+        if end is not None:
+            for line in body[1:end]:
+                key, _, value = line.partition(":")
+                options[key.strip()] = value.strip()
+            body = body[end + 1:]
+    else:
+        while body and (o := _OPTION.match(body[0])):
+            options[o["key"]] = o["value"].strip()
+            body = body[1:]
+    while body and not body[0].strip():
+        body = body[1:]
+    if name in CODE_DIRECTIVES:  # code stays code, untouched
+        longest = max((len(r) for line in body for r in re.findall(r"`+", line)), default=0)
+        fence = "`" * max(3, longest + 1)
+        return "\n".join([f"{indent}{fence}{arg.split()[0] if arg else ''}", *body, f"{indent}{fence}"])
+    if name == "math":
+        return "\n".join([f"{indent}$$", *body, f"{indent}$$"])
+    if name == "solution-end":
+        return ""
+    if name == "glossary":
+        return _glossary(body, indent, ctx)
+    inner = _blocks("\n".join(body), ctx)
+    label = options.get("label") or options.get("name")
+    if name == "exercise":
+        heading = "Exercise: " + _inline(arg, ctx) if arg else "Exercise"
+    elif name in ("solution-start", "solution"):
+        heading = "Solution"
+    elif name in TITLED_DIRECTIVES and arg:
+        heading = _inline(arg, ctx)
+    elif name in ADMONITIONS:
+        heading = {"seealso": "See also"}.get(name, name.capitalize()) + (": " + _inline(arg, ctx) if arg else "")
+    else:
+        return inner
+    ident = f' id="{html.escape(label)}"' if label and _SAFE_ID.match(label) else ""
+    return f"{indent}<strong{ident}>{heading}</strong>" + (f"\n\n{inner}" if inner.strip() else "")
+
+
+def _glossary(body: list[str], indent: str, ctx: _Context) -> str:
+    """``Term`` lines and indented definitions as "**Term**: definition" paragraphs."""
+    entries: list[tuple[list[str], list[str]]] = []
+    for line in body:
+        if not line.strip():
+            continue
+        if line[:1] not in (" ", "\t"):
+            if not entries or entries[-1][1]:
+                entries.append(([], []))
+            entries[-1][0].append(line.strip())
+        elif entries:
+            entries[-1][1].append(line.strip())
+    paragraphs = [f"{indent}**{'; '.join(_inline(t, ctx) for t in terms)}**: " + _inline(" ".join(text), ctx)
+                  for terms, text in entries]
+    return "\n\n".join(paragraphs)
+
+
+def _inline(text: str, ctx: _Context) -> str:
+    """Roles replaced; code spans (and everything else) left as they are."""
+    out: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        j = _next_backtick(text, i)
+        if j < 0:
+            out.append(text[i:])
+            break
+        run = j
+        while run < n and text[run] == "`":
+            run += 1
+        width = run - j
+        close = _closing_run(text, run, width)
+        if close < 0:  # no closing run: literal backticks
+            out.append(text[i:run])
+            i = run
+            continue
+        before = text[i:j]
+        role = _ROLE.search(before)
+        if role and not _escaped(before, role.start()):
+            content = text[run:close]
+            if content.startswith(" ") and content.endswith(" ") and content.strip():
+                content = content[1:-1]
+            out.append(before[:role.start()])
+            out.append(_role(role["name"], content, ctx))
+        else:
+            out.append(text[i:close + width])
+        i = close + width
+    return "".join(out)
+
+
+def _escaped(text: str, pos: int) -> bool:
+    """Whether the character at ``pos`` follows an odd number of backslashes."""
+    k = pos
+    while k > 0 and text[k - 1] == "\\":
+        k -= 1
+    return (pos - k) % 2 == 1
+
+
+def _next_backtick(text: str, start: int) -> int:
+    j = text.find("`", start)
+    while j >= 0 and _escaped(text, j):
+        j = text.find("`", j + 1)
+    return j
+
+
+def _closing_run(text: str, start: int, width: int) -> int:
+    """Start of the next run of exactly ``width`` backticks (backslashes do not escape in code)."""
+    j = start
+    while (j := text.find("`", j)) >= 0:
+        k = j
+        while k < len(text) and text[k] == "`":
+            k += 1
+        if k - j == width:
+            return j
+        j = k
+    return -1
+
+
+def _role(name: str, content: str, ctx: _Context) -> str:
+    if name in ("glue", "glue:any", "glue:text", "glue:md"):
+        return _glue(name, content, ctx)
+    if name.startswith("cite"):
+        return _cite(name, content, ctx)
+    if name == "math":
+        return f"${content}$"
+    explicit = _EXPLICIT.match(content)
+    text, target = (explicit["text"], explicit["target"]) if explicit else (None, content.strip())
+    if name == "doc":
+        if text is not None:
+            return escape(text)
+        title = ctx.book.titles.get(target.removesuffix(".md"))
+        return _inline(title, _Context({}, Book(), ctx.page, {})) if title else escape(target)  # a title is Markdown
+    if name in ("ref", "numref"):
+        local = ctx.local.get(target)
+        if text is None:
+            title = local or (ctx.book.labels.get(target, ("", ""))[1]) or BUILTIN_LABELS.get(target, target)
+            shown = _inline(title, _Context({}, Book(), ctx.page, {}))  # a title is Markdown
+        else:
+            shown = escape(text)
+        if local is not None and _SAFE_ID.match(target):
+            return f'<a href="#{html.escape(target)}">{shown}</a>'
+        return shown
+    return escape(text if text is not None else content)  # term, abbr, any other role: its text
+
+
+def _glue(name: str, content: str, ctx: _Context) -> str:
+    key, sep, spec = content.strip().rpartition(":")
+    if not sep or spec.startswith(":") or key.endswith(":"):
+        key, spec = content.strip(), None
+    if spec is not None and _lookup(key, ctx) is None and _lookup(content.strip(), ctx) is not None:
+        key, spec = content.strip(), None  # a key with a colon in it
+    data = _lookup(key, ctx)
+    if data is None:
+        return f"\\[missing: {escape(key)}\\]"
+    if name == "glue:md" or (name != "glue:text" and "text/markdown" in data):
+        if "text/markdown" in data:
+            return data["text/markdown"]
+    if "text/plain" not in data:
+        return f"\\[missing: {escape(key)} (no text)\\]"
+    fmt = "s" if spec is None or name == "glue:md" else spec
+    return escape(format_plain_text(data["text/plain"], fmt))
+
+
+def _lookup(key: str, ctx: _Context) -> Mapping[str, str] | None:
+    doc, sep, local = key.rpartition("::")
+    if sep:  # 'chapters/page.md::key': only this page's values are here
+        if ctx.page is None or Path(doc).stem != ctx.page:
+            return None
+        key = local
+    return ctx.glued.get(key)
+
+
+def _cite(name: str, content: str, ctx: _Context) -> str:
+    keys = [k.strip() for k in content.split(",") if k.strip()]
+    found = [ctx.book.citations.get(k) for k in keys]
+    if name in ("cite:t", "cite:ts", "cite:ct", "cite:cts"):
+        return "; ".join(escape(f"{c[0]} ({c[1]})" if c else k) for k, c in zip(keys, found))
+    if name in ("cite:author", "cite:authors", "cite:authorpar"):
+        return "; ".join(escape(c[0] if c else k) for k, c in zip(keys, found))
+    if name in ("cite:year", "cite:yearpar"):
+        return "; ".join(escape(c[1] if c else k) for k, c in zip(keys, found))
+    inner = "; ".join(escape(f"{c[0]}, {c[1]}" if c else k) for k, c in zip(keys, found))
+    return inner if name in ("cite:alp", "cite:als") else f"({inner})"
+
+
+def _anchor(label: str) -> str | None:
+    return f'<a id="{html.escape(label)}"></a>' if _SAFE_ID.match(label) else None

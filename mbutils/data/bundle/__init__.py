@@ -1,0 +1,15 @@
+"""Benchmark bundles on disk: the folder format, reading with a problem report, atomic writing.
+
+A bundle folder holds ``responses.csv`` (models x items, 0/1, empty = missing),
+``items.csv`` (``item,subtask`` + optional columns), and optionally ``confidence.csv``,
+``models.csv`` and ``target_sets.json`` (see data/README.md). ``format`` names the files,
+``read`` finds, validates and loads a folder, ``write`` saves one.
+"""
+
+from mbutils.data.benchmark import Benchmark
+from mbutils.data.bundle.format import CONFIDENCE, ITEMS, MISSING_POLICIES, MODELS, RESPONSES, TARGET_SETS
+from mbutils.data.bundle.read import Problem, find_bundle, list_bundles, load_bundle, search_path, validate_bundle
+from mbutils.data.bundle.write import save_bundle
+
+__all__ = ["Benchmark", "CONFIDENCE", "ITEMS", "MISSING_POLICIES", "MODELS", "Problem", "RESPONSES", "TARGET_SETS",
+           "find_bundle", "list_bundles", "load_bundle", "save_bundle", "search_path", "validate_bundle"]

@@ -1,0 +1,133 @@
+"""Writing a Benchmark as a bundle folder, atomically: the folder is whole or untouched."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import secrets
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mbutils.data.benchmark import Benchmark
+from mbutils.base.errors import BundleError
+from mbutils.data.bundle.format import CONFIDENCE, ITEMS, MODELS, RESPONSES, TARGET_SETS
+
+
+def _csv_line(fields) -> str:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(fields)
+    return buf.getvalue()
+
+
+def _text(values: np.ndarray | pd.Series) -> list[str]:
+    """CSV text for a column: exact float repr, '' for missing."""
+    values = pd.Series(values).to_numpy(dtype=object)
+    missing = pd.isna(values)
+    return ["" if gone else repr(float(v)) if isinstance(v, float) else str(v)
+            for v, gone in zip(values.tolist(), missing)]
+
+
+def _info_frame(info: pd.DataFrame | None, names: np.ndarray, key: str, owner: str) -> pd.DataFrame | None:
+    """Metadata rows in the order of ``names`` (by index label when it matches, else by position)."""
+    if info is None or info.shape[1] == 0:
+        return None
+    if key in info.columns:
+        info = info.set_index(key)
+    if set(info.index) == set(names) and len(info) == len(names):
+        return info.reindex(names)
+    if len(info) != len(names):
+        raise BundleError(f"{owner}: {key}_info has {len(info)} rows for {len(names)} {key}s")
+    return info
+
+
+def _write_bundle(bench: Benchmark, folder: Path) -> None:
+    """Write every file of the bundle into ``folder`` (a fresh temporary folder)."""
+    model_fields = [_csv_line([m])[:-1] for m in bench.models]
+    header = _csv_line(["model", *bench.items])
+    # 0/1 as bytes with commas in between: one array op for the whole matrix.
+    body = np.full((bench.n_models, 2 * bench.n_items + 1), ord(","), dtype=np.uint8)
+    body[:, 1::2] = bench.correct + ord("0")
+    body[:, -1] = ord("\n")
+    with open(folder / RESPONSES, "wb") as f:
+        f.write(header.encode())
+        for field_, row in zip(model_fields, body):
+            f.write(field_.encode() + row.tobytes())
+
+    columns = {"item": list(map(str, bench.items)), "subtask": list(map(str, bench.subtasks))}
+    info = _info_frame(bench.item_info, bench.items, "item", bench.name)
+    if info is not None:
+        columns.update({str(c): _text(info[c]) for c in info.columns if c not in ("item", "subtask")})
+    with open(folder / ITEMS, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(zip(*columns.values()))
+
+    if bench.confidence is not None:
+        with open(folder / CONFIDENCE, "w", encoding="utf-8", newline="") as f:
+            f.write(header)
+            for field_, row in zip(model_fields, bench.confidence.tolist()):
+                f.write(field_ + "," + ",".join(map(repr, row)) + "\n")
+
+    info = _info_frame(bench.model_info, bench.models, "model", bench.name)
+    if info is not None:
+        columns = {"model": list(map(str, bench.models))}
+        columns.update({str(c): _text(info[c]) for c in info.columns if c != "model"})
+        with open(folder / MODELS, "w", encoding="utf-8", newline="") as f:
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows(zip(*columns.values()))
+
+    if bench.target_sets:
+        with open(folder / TARGET_SETS, "w", encoding="utf-8") as f:
+            sets = {k: list(map(str, v)) for k, v in bench.target_sets.items()}
+            json.dump(sets, f, indent=1, ensure_ascii=False)
+            f.write("\n")
+
+
+def _fresh_sibling(target: Path, tag: str) -> Path:
+    """A new, empty hidden folder next to ``target`` (created with the default permissions)."""
+    while True:
+        path = target.with_name(f".{target.name}.{tag}-{secrets.token_hex(4)}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+
+
+def save_bundle(benchmark: Benchmark, folder: str | Path, *, overwrite: bool = False) -> Path:
+    """Write ``benchmark`` as a bundle folder, atomically: the folder is whole or untouched.
+
+    Files go into a temporary folder next to the target, which is then renamed into place.
+    An existing non-empty folder is replaced only with ``overwrite=True``.
+    """
+    target = Path(folder).expanduser().resolve()
+    if target.exists() and not target.is_dir():
+        raise BundleError(f"cannot save bundle to {target}: it is a file")
+    if target.is_dir() and any(target.iterdir()) and not overwrite:
+        raise BundleError(f"cannot save bundle to {target}: the folder exists and is not empty; "
+                          "pass overwrite=True to replace it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _fresh_sibling(target, "new")
+    try:
+        _write_bundle(benchmark, tmp)
+        if target.exists():
+            old = _fresh_sibling(target, "old")
+            os.replace(target, old)  # onto an empty folder: allowed on POSIX
+            try:
+                os.replace(tmp, target)
+            except BaseException:
+                os.replace(old, target)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target

@@ -1,0 +1,1 @@
+"""The methods layer: the protocol, the selectors and the experiment engine."""

@@ -1,0 +1,183 @@
+"""Random baselines: uniform, and stratified by subtask (equal and "proportional").
+
+The paper's stratified estimates are plain means, which are biased when subtasks differ in
+size; the ``*_weighted`` variants weight each subtask by its share of the seen items.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
+from mbutils.base.validation import Boolean
+
+
+class RandomSelector(Selector):
+    """Uniform random sampling, the baseline every method must beat: k distinct seen items, plain mean.
+
+    Needs no source models (``uses_sources`` is False): a practitioner can use it without
+    any other model's results. The estimate is the target's mean 0/1 correctness on the k
+    items. Registered as ``"random"``; it takes no parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import RandomSelector, SourceData, make_selector
+    >>> source = SourceData(correct=np.zeros((3, 8)), subtasks=np.zeros(8, dtype=int))
+    >>> micro = RandomSelector().select(source, 4, np.random.default_rng(0))
+    >>> micro.size, len(set(micro.items.tolist())), micro.weights.tolist()
+    (4, 4, [0.25, 0.25, 0.25, 0.25])
+    >>> make_selector("random")
+    RandomSelector()
+    """
+
+    name = "random"
+    uses_sources = False
+    light = True
+
+    def select(self, prepared: SourceData, k: int, rng: np.random.Generator) -> MicroBenchmark:
+        self.check_size(k, prepared.n_items)
+        items = rng.choice(prepared.n_items, size=k, replace=False)
+        return MicroBenchmark(np.sort(items), np.full(k, 1.0 / k))
+
+
+def _subtask_weights(items: np.ndarray, subtasks: np.ndarray, weighted: bool) -> np.ndarray:
+    """Plain mean (paper) or weights that give each subtask its share of the population."""
+    k = len(items)
+    if not weighted:
+        return np.full(k, 1.0 / k)
+    sizes = np.bincount(subtasks)
+    chosen = np.bincount(subtasks[items], minlength=len(sizes))
+    own = subtasks[items]
+    # Subtasks not sampled get no weight; renormalise over those that were.
+    weights = sizes[own] / chosen[own]
+    return weights / weights.sum()
+
+
+class SubtaskEqualSelector(Selector):
+    """Random sampling stratified by subtask with equal allocation: every subtask gets the same share of k.
+
+    Each of the S subtasks gets floor(k/S) items, the k mod S left over go one each to
+    random subtasks. A subtask smaller than its allocation gives all its items; the
+    shortfall goes to random other subtasks with room, so exactly k items are always
+    chosen. Within a subtask the items are a simple random sample. Needs no source models.
+    Registered as ``"subtask_equal"`` and, with ``weighted=True``, ``"subtask_equal_weighted"``;
+    both choose the same items in a run and differ only in the estimate.
+
+    Parameters
+    ----------
+    weighted : bool, default False
+        False: the plain mean over the k items (the paper's; biased when subtasks differ in
+        size). True: each chosen item weighs its subtask's share of the seen items divided by
+        the items chosen from it, so each subtask counts by its size (subtasks not sampled
+        get no weight; the weights are renormalised over those that were).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import SourceData, SubtaskEqualSelector
+    >>> source = SourceData(correct=np.zeros((3, 8)), subtasks=[0, 0, 0, 0, 0, 0, 1, 1])
+    >>> micro = SubtaskEqualSelector().select(source, 4, np.random.default_rng(0))
+    >>> np.bincount(source.subtasks[micro.items]).tolist()  # 2 items from each subtask
+    [2, 2]
+    >>> weighted = SubtaskEqualSelector(weighted=True)
+    >>> weighted.select(source, 4, np.random.default_rng(0)).weights.tolist()
+    [0.375, 0.375, 0.125, 0.125]
+    """
+
+    name = "subtask_equal"
+    uses_sources = False
+    light = True
+
+    parameter_constraints = {"weighted": Boolean()}
+
+    def __init__(self, weighted: bool = False):
+        self.weighted = weighted
+
+    def shared_key(self) -> str:
+        return "subtask_equal"  # the weighted variant reweights the same items
+
+    def select(self, prepared: SourceData, k: int, rng: np.random.Generator) -> MicroBenchmark:
+        self.check_size(k, prepared.n_items)
+        subtasks = prepared.subtasks
+        sizes = np.bincount(subtasks)
+        n_sub = len(sizes)
+        alloc = np.full(n_sub, k // n_sub)
+        alloc[rng.choice(n_sub, size=k % n_sub, replace=False)] += 1
+        alloc = _fill_shortfall(np.minimum(alloc, sizes), sizes, k, rng)
+        items = _sample_within(subtasks, alloc, rng)
+        return MicroBenchmark(items, _subtask_weights(items, subtasks, self.weighted))
+
+
+def _fill_shortfall(alloc: np.ndarray, sizes: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Give the items a capped allocation lost to random subtasks that still have room."""
+    alloc = alloc.copy()
+    while alloc.sum() < k:
+        room = np.flatnonzero(alloc < sizes)
+        extra = rng.choice(room, size=min(len(room), k - alloc.sum()), replace=False)
+        alloc[extra] += 1
+    return alloc
+
+
+def _sample_within(subtasks: np.ndarray, alloc: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Simple random sample of alloc[s] items from every subtask s, vectorised."""
+    order = np.lexsort((rng.random(len(subtasks)), subtasks))
+    sorted_codes = subtasks[order]
+    rank = np.arange(len(order)) - np.searchsorted(sorted_codes, sorted_codes, side="left")
+    return np.sort(order[rank < alloc[sorted_codes]])
+
+
+class SubtaskProportionalSelector(Selector):
+    """The reference code's "proportional" subtask sampling: k items drawn with P(item) proportional to 1/subtask size.
+
+    Despite the name this allocates equally *in expectation* (each subtask gets the same
+    total probability); kept for fidelity, the book explains the difference. The k items
+    are drawn without replacement in one weighted draw, so a subtask's count varies from
+    run to run. Needs no source models. Registered as ``"subtask_proportional"`` and, with
+    ``weighted=True``, ``"subtask_proportional_weighted"``.
+
+    Parameters
+    ----------
+    weighted : bool, default False
+        False: the plain mean over the k items (the paper's). True: each subtask counts by
+        its share of the seen items, as in :class:`SubtaskEqualSelector`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import SourceData, SubtaskProportionalSelector
+    >>> source = SourceData(correct=np.zeros((3, 8)), subtasks=[0, 0, 0, 0, 0, 0, 1, 1])
+    >>> micro = SubtaskProportionalSelector().select(source, 4, np.random.default_rng(0))
+    >>> micro.size, micro.weights.tolist()
+    (4, [0.25, 0.25, 0.25, 0.25])
+    >>> SubtaskProportionalSelector(weighted=True).get_params()
+    {'weighted': True}
+    """
+
+    name = "subtask_proportional"
+    uses_sources = False
+    light = True
+    parameter_constraints = {"weighted": Boolean()}
+
+    def __init__(self, weighted: bool = False):
+        self.weighted = weighted
+
+    def shared_key(self) -> str:
+        return "subtask_proportional"
+
+    def select(self, prepared: SourceData, k: int, rng: np.random.Generator) -> MicroBenchmark:
+        self.check_size(k, prepared.n_items)
+        subtasks = prepared.subtasks
+        p = 1.0 / np.bincount(subtasks)[subtasks]
+        items = np.sort(rng.choice(len(subtasks), size=k, replace=False, p=p / p.sum()))
+        return MicroBenchmark(items, _subtask_weights(items, subtasks, self.weighted))
+
+
+#: The names this family offers (read by :mod:`mbutils.methods.selectors`, in this order).
+SELECTORS = {
+    "random": RandomSelector,
+    "subtask_equal": SubtaskEqualSelector,
+    "subtask_equal_weighted": lambda: SubtaskEqualSelector(weighted=True),
+    "subtask_proportional": SubtaskProportionalSelector,
+    "subtask_proportional_weighted": lambda: SubtaskProportionalSelector(weighted=True),
+}
