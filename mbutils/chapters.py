@@ -197,7 +197,7 @@ def render_html(notebook: Path, html_path: Path) -> Path:
     from .standalone import book_index, plain_notebook
 
     notebook = Path(notebook)
-    page = plain_notebook(nbformat.read(notebook, as_version=4), page=notebook.stem, book=book_index())
+    page = plain_notebook(nbformat.read(notebook, as_version=4), page=notebook.stem, book=book_index(chapter_dirs()))
     resources = {"metadata": {"name": notebook.stem, "path": str(notebook.parent)}}  # as from_filename sets
     with warnings.catch_warnings():  # glue records (myst-nb) have no HTML form; nothing is lost
         warnings.filterwarnings("ignore", message=".*papermill.record.*", category=UserWarning)

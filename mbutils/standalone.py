@@ -122,13 +122,9 @@ def glued_values(nb) -> dict[str, dict[str, str]]:
 # --------------------------------------------------------------------------- the book around a page
 
 
-def book_index(dirs: list[Path] | None = None) -> Book:
-    """Titles, labels and references read from the chapter folders (default: the chapter path)
-    and ``references.bib`` beside them or one folder up; the first folder wins a name."""
-    if dirs is None:
-        from .chapters import chapter_dirs
-
-        dirs = chapter_dirs()
+def book_index(dirs: list[Path]) -> Book:
+    """Titles, labels and references read from the chapter folders (the chapter path, for
+    run-chapter) and ``references.bib`` beside them or one folder up; the first folder wins a name."""
     titles: dict[str, str] = {}
     labels: dict[str, tuple[str, str]] = {}
     bibs: list[Path] = []
