@@ -61,9 +61,9 @@ def test_labels_are_unique_and_the_teaching_page_references_them():
 def test_a_broken_solution_fails_the_chapter(tmp_path):
     copy = tmp_path / "sel_random.md"
     text = chapter_path("sel_random").read_text(encoding="utf-8")
-    good = "assert EasinessStrata.name in selector_names()"
+    good = 'assert set(own_res["selector"]) == {"random", EasinessStrata.name}'
     assert good in text
-    copy.write_text(text.replace(good, "assert EasinessStrata.name not in selector_names()"), encoding="utf-8")
+    copy.write_text(text.replace(good, 'assert set(own_res["selector"]) == {"random"}'), encoding="utf-8")
     os.environ.setdefault("MBUTILS_JOBS", "1")
     params = {"data": "synthetic-gpqa", "variant_data": "synthetic-gpqa", "picture_data": "synthetic-gpqa",
               "picture_k": 10, "runs": 2, "sizes": "10,25", "sources": 60, "targets": 12, "seed": 0}
