@@ -46,11 +46,11 @@ class BenchmarkStudy:
         book.glue(f"{self.prefix}_pool", self.cfg.pool_sentence())
 
     # ------------------------------------------------------------------ sections
-    def agreement_by_size(self) -> None:
+    def agreement_by_size(self, bin_width: float = 1.0) -> None:
         """The paper's figure 3: agreement against the true gap, one panel per size."""
-        curve = metrics.agreement_curve(self.res, bin_width=1.0)
+        curve = metrics.agreement_curve(self.res, bin_width=bin_width)
         book.show(plots.agreement_curves(curve, mdad=self.mdad, threshold=self.threshold),
-                  self.cfg.caption(f"Mean pairwise agreement against the true accuracy gap (1-point bins) per "
+                  self.cfg.caption(f"Mean pairwise agreement against the true accuracy gap ({bin_width:g}-point bins) per "
                                    f"size; dashed: the {self.threshold:g} threshold, dotted: MDAD."),
                   stand_in=self.cfg.data.kind == "synthetic", label="agreement")
 
@@ -79,9 +79,9 @@ class BenchmarkStudy:
         book.claim_note("Seen vs unseen, computed", claim, f"{self.prefix}_unseen_loss")
         return claim
 
-    def thresholds(self) -> None:
+    def thresholds(self, levels=(0.7, 0.8, 0.9)) -> None:
         """The paper's appendix figure: MDAD at agreement thresholds 0.7, 0.8 and 0.9."""
-        tables = {t: metrics.mdad_table(self.res, threshold=t) for t in (0.7, 0.8, 0.9)}
+        tables = {float(t): metrics.mdad_table(self.res, threshold=float(t)) for t in levels}
         book.show(plots.mdad_by_threshold(tables),
                   self.cfg.caption("MDAD against k at three agreement thresholds (bands: the paper's 95% CI)."),
                   stand_in=self.cfg.data.kind == "synthetic", label="thresholds")
