@@ -1,0 +1,39 @@
+"""The selector chapters' common block: one method against random sampling, benchmark by benchmark."""
+
+from __future__ import annotations
+
+from mbutils import book
+from mbutils.book import plots
+from mbutils.results import claims, metrics
+
+
+def benchmark_title(setting) -> str:
+    """A benchmark's name on the page: its title, marked when the bundle is a stand-in."""
+    return setting.data.title + (" (synthetic)" if setting.data.kind == "synthetic" else "")
+
+
+def versus_random(settings: dict, method: str, threshold: float = 0.8) -> dict:
+    """Show MDAD against k for ``method`` and random sampling per benchmark (``fig-mdad``), their
+    difference (``fig-difference``), the numbers (``tab-versus-random``) and the computed
+    verdict under the noise rule (glued as ``<method>_versus_random``); returns the MDAD tables
+    by benchmark title.
+
+    The experiments are the benchmark chapters' own (same runs, splits and draws, read back
+    from the cache), so the four selector chapters and the benchmark chapters agree.
+    """
+    mdads = {benchmark_title(s): metrics.mdad_table(s.results(["random", method]), threshold=threshold)
+             for s in settings.values()}
+    stand_ins = [benchmark_title(s) for s in settings.values() if s.data.kind == "synthetic"]
+    name, context = plots.label(method), book.settings_caption(settings)
+    fig = plots.mdad_panels(mdads)
+    book.show(fig, f"MDAD (points) against k: {name} vs Random, per benchmark (bands: the paper's 95% CI). "
+              + context, stand_in=plots.panels(fig, stand_ins), label="mdad")
+    fig = plots.relative_mdad(mdads, method)
+    book.show(fig, f"MDAD of {name} minus MDAD of Random (points); below zero the MDAD is smaller than random "
+              "sampling's, a real difference only where their 95% intervals do not overlap (the table below, "
+              "and the note under it). " + context, stand_in=plots.panels(fig, stand_ins), label="difference")
+    book.table(book.relative_table(mdads, method), caption=f"MDAD (points) of {name} and Random per benchmark "
+               "and size; 'difference' = method - random. " + context, label="versus-random")
+    book.claim_note("Against random sampling, computed", claims.versus_random(mdads, method),
+                    f"{method}_versus_random")
+    return mdads
