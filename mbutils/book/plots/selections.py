@@ -56,7 +56,8 @@ def selection_maps(x: np.ndarray, y: np.ndarray, picks: Mapping[str, tuple], gro
     return fig
 
 
-def weight_profile(easiness: np.ndarray, picks: Mapping[str, tuple], bins: int = 10):
+def weight_profile(easiness: np.ndarray, picks: Mapping[str, tuple], bins: int = 10,
+                   proxy: str = "% of sources correct"):
     """Share of chosen weight per easiness decile vs the benchmark's share: is the pick representative?"""
     easiness = 100 * np.asarray(easiness, float)
     edges = np.quantile(easiness, np.linspace(0, 1, bins + 1))
@@ -73,7 +74,7 @@ def weight_profile(easiness: np.ndarray, picks: Mapping[str, tuple], bins: int =
         st = style(selector)
         handles += ax.plot(centres, share, color=st.color, linestyle=st.linestyle, marker=st.marker, label=title)
     ax.set_xticks(centres, [f"{edges[b]:.0f}" for b in range(bins)])
-    ax.set_xlabel("item easiness decile (lower edge: % of sources correct)")
+    ax.set_xlabel(f"item easiness decile (lower edge: {proxy})")
     ax.set_ylabel("share of estimate weight")
     ax.grid(alpha=0.3)
     return _finish(fig, axes, extra_handles=handles)
