@@ -238,3 +238,11 @@ def test_run_chapter_writes_plain_html(tmp_path, monkeypatch):
         assert value in page.replace("&#x27;", "'"), key
     assert re.search(r"\d+\.\d points here", page)  # a glued number in its sentence
     assert "Exercise: " in page and "(Yauney et al., 2025)" in page
+
+
+def test_python_roles_show_the_objects_name_in_code():
+    from mbutils.book.standalone import plain_markdown
+
+    text = plain_markdown("See {py:func}`~mbutils.mdad_table`, {py:class}`mbutils.Protocol` and {func}`len`.", {})
+    assert "<code>mdad_table()</code>" in text and "<code>mbutils.Protocol</code>" in text
+    assert "<code>len()</code>" in text and "~" not in text

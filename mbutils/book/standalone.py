@@ -423,6 +423,10 @@ def _closing_run(text: str, start: int, width: int) -> int:
     return -1
 
 
+#: Python-domain roles: shown as the object's name in code type, as Sphinx shows them.
+_PY_ROLES = frozenset({"func", "class", "meth", "mod", "attr", "obj", "data", "exc"})
+
+
 def _role(name: str, content: str, ctx: _Context) -> str:
     if name in ("glue", "glue:any", "glue:text", "glue:md"):
         return _glue(name, content, ctx)
@@ -447,6 +451,10 @@ def _role(name: str, content: str, ctx: _Context) -> str:
         if local is not None and _SAFE_ID.match(target):
             return f'<a href="#{html.escape(target)}">{shown}</a>'
         return shown
+    if text is None and name.split(":")[-1] in _PY_ROLES:  # {py:func}`~mbutils.mdad_table` -> mdad_table()
+        shown = target.lstrip("~")
+        shown = shown.rpartition(".")[2] if target.startswith("~") else shown
+        return f"<code>{html.escape(shown)}{'()' if name.split(':')[-1] in ('func', 'meth') else ''}</code>"
     return escape(text if text is not None else content)  # term, abbr, any other role: its text
 
 
