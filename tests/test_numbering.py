@@ -66,13 +66,14 @@ def test_a_series_in_one_cell_is_glued_once_and_a_reused_label_is_refused():
     try:
         setup = shell.run_cell(
             "from mbutils import book\nimport myst_nb, pandas as pd\n"
-            "myst_nb.glue = lambda key, value, display=True: glued.append((key, value.data))\n"
+            "myst_nb.glue = lambda key, value, display=True: glued.append((key, value._repr_markdown_(), repr(value)))\n"
             "book.chapter('bench_gpqa')\n")
         assert setup.success, setup.error_in_exec
         loop = shell.run_cell("for i in range(3):\n    book.table(pd.DataFrame({'x': [i]}), label='per-run')\n")
         assert loop.success, loop.error_in_exec
         n = numbering.chapter_number("bench_gpqa")
-        assert glued == [("tab-per-run", f'<a href="#tab-per-run" class="mbutils-ref">Tables {n}.1–{n}.3</a>')]
+        assert glued == [("tab-per-run", f'<a href="#tab-per-run" class="mbutils-ref">Tables {n}.1–{n}.3</a>',
+                          repr(f"Tables {n}.1–{n}.3"))]
         again = shell.run_cell("book.table(pd.DataFrame({'x': [0]}), label='per-run')")
         assert isinstance(again.error_in_exec, ValueError) and "earlier cell" in str(again.error_in_exec)
     finally:

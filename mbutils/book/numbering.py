@@ -117,26 +117,37 @@ def ref(label: str, kind: str = "figure") -> str:
     return reference_html(kind, label, numbers)
 
 
+class Reference:
+    """A glued reference: Markdown (the link) for ``{glue:md}``, its plain text for everything else
+    (``{glue:text}``, and readers of the notebook's glue records, which see a Python string)."""
+
+    def __init__(self, markdown: str, text: str):
+        self.markdown, self.text = markdown, text
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown
+
+    def __repr__(self) -> str:
+        return repr(self.text)
+
+
 def not_shown(label: str, reason: str, kind: str = "figure") -> None:
     """Glue the reference of a figure (or table) the page drew no instance of, as 'no figure (reason)'.
 
     Call it after the cell that shows the figure only when the data allow, so that prose citing
     ``fig-<label>`` reads true on any bundle.
     """
-    from IPython.display import Markdown
-
     if (kind, label) in _page.series or (kind, label) in _page.closed:
         return
-    _glue(f"{KINDS[kind][2]}-{label}", Markdown(html.escape(f"no {kind} ({reason})", quote=False)))
+    text = f"no {kind} ({reason})"
+    _glue(f"{KINDS[kind][2]}-{label}", Reference(html.escape(text, quote=False), text))
     _page.closed[kind, label] = []
 
 
 def _close() -> None:
     """Glue the references of the series shown in the cell that just ended."""
-    from IPython.display import Markdown
-
     for (kind, label), numbers in _page.series.items():
-        _glue(f"{KINDS[kind][2]}-{label}", Markdown(reference_html(kind, label, numbers)))
+        _glue(f"{KINDS[kind][2]}-{label}", Reference(reference_html(kind, label, numbers), reference_text(kind, numbers)))
         _page.closed[kind, label] = numbers
     _page.series = {}
 
