@@ -189,8 +189,6 @@ def render_html(notebook: Path, html_path: Path) -> Path:
     (:mod:`mbutils.book.standalone`: glued values pasted, roles and directives resolved); the
     notebook file is not changed.
     """
-    import warnings
-
     import nbformat
     from nbconvert import HTMLExporter
 
@@ -198,10 +196,11 @@ def render_html(notebook: Path, html_path: Path) -> Path:
 
     notebook = Path(notebook)
     page = plain_notebook(nbformat.read(notebook, as_version=4), page=notebook.stem, book=book_index(chapter_dirs()))
+    for cell in page.cells:  # glue records (myst-nb) have no HTML form: their values are pasted already
+        if "outputs" in cell:
+            cell.outputs = [o for o in cell.outputs if not o.get("metadata", {}).get("scrapbook")]
     resources = {"metadata": {"name": notebook.stem, "path": str(notebook.parent)}}  # as from_filename sets
-    with warnings.catch_warnings():  # glue records (myst-nb) have no HTML form; nothing is lost
-        warnings.filterwarnings("ignore", message=".*papermill.record.*", category=UserWarning)
-        body, _ = HTMLExporter(template_name="lab").from_notebook_node(page, resources=resources)
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(page, resources=resources)
     html_path.write_text(body, encoding="utf-8")
     return html_path
 

@@ -71,6 +71,15 @@ class SourceData:
         """Number of source models (rows)."""
         return self.correct.shape[0]
 
+    def checked_proxy(self, who: str) -> np.ndarray:
+        """:attr:`proxy`, refused with ``who``'s name when it is empty or holds missing or infinite values."""
+        proxy = self.proxy
+        if proxy.ndim != 2 or proxy.shape[0] < 1 or proxy.shape[1] < 1:
+            raise SelectorError(f"{who}: needs at least one source and one seen item")
+        if not np.isfinite(proxy).all():
+            raise SelectorError(f"{who}: source confidences contain missing or infinite values")
+        return proxy
+
     @property
     def proxy(self) -> np.ndarray:
         """Probability of the gold answer where known, else 0/1 correctness."""

@@ -228,11 +228,7 @@ class ConfidenceStratified(Selector):
     def prepare(self, source: SourceData, rng: np.random.Generator) -> Strata:
         """Strata from the mean source proxy (deterministic; ``rng`` is not needed)."""
         self.validate_params()
-        proxy = source.proxy
-        if proxy.ndim != 2 or proxy.shape[0] < 1 or proxy.shape[1] < 1:
-            raise SelectorError(f"{self.name}: needs at least one source and one seen item")
-        if not np.isfinite(proxy).all():
-            raise SelectorError(f"{self.name}: source confidences contain missing or infinite values")
+        proxy = source.checked_proxy(self.name)
         easiness = proxy.mean(axis=0)
         labels = kmeans_1d(easiness, self.n_strata)
         sizes = np.bincount(labels)

@@ -326,11 +326,7 @@ class Diversity(Selector):
     def prepare(self, source: SourceData, rng: np.random.Generator) -> DiversityState:
         """PCA, trimming and rescaling of the seen items (deterministic; ``rng`` unused)."""
         self.validate_params()
-        proxy = source.proxy
-        if proxy.ndim != 2 or proxy.shape[0] < 1 or proxy.shape[1] < 1:
-            raise SelectorError(f"{self.name}: needs at least one source and one seen item")
-        if not np.isfinite(proxy).all():
-            raise SelectorError(f"{self.name}: source confidences contain missing or infinite values")
+        proxy = source.checked_proxy(self.name)
         scores = pca_scores(proxy.T, self.n_components)
         candidates, features = trim_and_rescale(scores, self.trim, self.scale)
         return DiversityState(candidates, features, proxy.shape[1], self.order, scores=scores, scale=self.scale)
