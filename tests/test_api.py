@@ -76,7 +76,8 @@ def test_a_selector_object_gives_the_table_of_its_name(bench):
 
 @pytest.mark.parametrize("backend", ["loky", "dask"])
 def test_a_test_module_selector_runs_on_workers_as_in_process(bench, backend):
-    pytest.importorskip("distributed") if backend == "dask" else None
+    if backend == "dask":
+        pytest.importorskip("distributed")
     specs = [EasiestFirst(offset=2), "random"]
     one = run_experiment(bench, specs, [5, 10], PROTO, jobs=1, use_cache=False, progress=False)
     two = run_experiment(bench, specs, [5, 10], PROTO, jobs=2, backend=backend, use_cache=False, progress=False)

@@ -54,7 +54,6 @@ def test_library_and_command_line_run_without_the_book_packages(tmp_path):
             n_sources=40, n_targets=10, n_runs=2), progress=False)
         print(len(mbutils.mdad_table(res)), len(mbutils.summary_table(res)))
         from mbutils.cli import main
-        code = main(["mdad", "--help"]) if False else 0
         code = main(["experiment", "--data", "synthetic-gpqa", "--selectors", "random", "--sizes", "10",
                      "--runs", "2", "--sources", "40", "--targets", "10", "--quiet", "--out", "r.parquet"])
         code += main(["mdad", "r.parquet"])

@@ -118,16 +118,6 @@ class Boolean:
         return check_bool(value, what, error)
 
 
-@dataclass(frozen=True)
-class OrNone:
-    """``None`` or what ``inner`` accepts."""
-
-    inner: object
-
-    def check(self, value, what: str, error: type[MbutilsError]):
-        return None if value is None else self.inner.check(value, what, error)
-
-
 def validate_constraints(owner, constraints: dict, prefix: str, error: type[MbutilsError]) -> None:
     """Check every declared parameter of ``owner`` and store it back in its canonical type."""
     for name, constraint in constraints.items():

@@ -68,6 +68,13 @@ class Setting:
         return self.data.benchmark
 
     @property
+    def page_title(self) -> str:
+        """How pages name this benchmark: its title (a reader's own bundle: the bundle's name, so two
+        of them stay apart), marked when it is a stand-in."""
+        base = self.benchmark.name if self.data.kind == "custom" else self.data.title
+        return base + (" (synthetic)" if self.data.kind == "synthetic" else "")
+
+    @property
     def n_seen(self) -> int:
 
         return n_seen_items(self.benchmark)

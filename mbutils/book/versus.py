@@ -7,11 +7,6 @@ from mbutils.book import plots
 from mbutils.results import claims, metrics
 
 
-def benchmark_title(setting) -> str:
-    """A benchmark's name on the page: its title, marked when the bundle is a stand-in."""
-    return setting.data.title + (" (synthetic)" if setting.data.kind == "synthetic" else "")
-
-
 def versus_random(settings: dict, method: str, threshold: float = 0.8) -> dict:
     """Show MDAD against k for ``method`` and random sampling per benchmark (``fig-mdad``), their
     difference (``fig-difference``), the numbers (``tab-versus-random``) and the computed
@@ -21,9 +16,9 @@ def versus_random(settings: dict, method: str, threshold: float = 0.8) -> dict:
     The experiments are the benchmark chapters' own (same runs, splits and draws, read back
     from the cache), so the four selector chapters and the benchmark chapters agree.
     """
-    mdads = {benchmark_title(s): metrics.mdad_table(s.results(["random", method]), threshold=threshold)
+    mdads = {s.page_title: metrics.mdad_table(s.results(["random", method]), threshold=threshold)
              for s in settings.values()}
-    stand_ins = [benchmark_title(s) for s in settings.values() if s.data.kind == "synthetic"]
+    stand_ins = [s.page_title for s in settings.values() if s.data.kind == "synthetic"]
     name, context = plots.label(method), book.settings_caption(settings)
     fig = plots.mdad_panels(mdads)
     book.show(fig, f"MDAD (points) against k: {name} vs Random, per benchmark (bands: the paper's 95% CI). "

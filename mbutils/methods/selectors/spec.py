@@ -56,12 +56,6 @@ def _same_params(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
 
 
-def _default_of(name: str):
-    """The default object of a registered name, or None when there is no such name."""
-    factory = _registered().get(name)
-    return None if factory is None else factory()
-
-
 def selector_label(selector: Selector) -> str:
     """The registered name of an object equal to ``selector``; else its name followed by the
     parameters that differ from that name's default object (or its class's defaults).
@@ -77,12 +71,12 @@ def selector_label(selector: Selector) -> str:
     'anchor_points(warm_start=False)'
     """
     params = _params(selector)
-    for name in _registered():
-        default = _default_of(name)
+    defaults_by_name = {name: factory() for name, factory in _registered().items()}
+    for name, default in defaults_by_name.items():
         if type(default) is type(selector) and _same_params(_params(default), params):
             return name
     name = selector.name or type(selector).__name__
-    default = _default_of(name)
+    default = defaults_by_name.get(name)
     if default is not None and type(default) is not type(selector):
         raise SelectorError(f"the name {name!r} belongs to {type(default).__name__}; give "
                             f"{type(selector).__name__} a name of its own (its class attribute `name`)")
