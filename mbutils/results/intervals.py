@@ -1,0 +1,117 @@
+"""Intervals for a model's full-benchmark accuracy estimated from a micro-benchmark.
+
+Two constructions, chosen by how the micro-benchmark estimates:
+
+* **Plain mean of a uniform random subset** (:func:`hypergeometric_interval`). The k items
+  are drawn without replacement from the N items, so the model's count of correct answers
+  on them is X ~ Hypergeom(N, K, k) given its K correct answers on all N items. The exact
+  interval inverts the two one-sided tests, as Clopper-Pearson does for the binomial: K is
+  kept when P(X >= x | K) > alpha/2 and P(X <= x | K) > alpha/2. Its coverage is at least
+  the level for every K (it is conservative, never anti-conservative).
+* **Any other estimate** (weighted, IRT, anchors; :func:`empirical_interval`). No sampling
+  model gives an exact law, so the interval is read off held-out errors e = estimate -
+  truth of models the micro-benchmark was not built from (cross-fitted on the pool, see
+  :mod:`mbutils.results.microbench`): the truth lies in [est - q_hi, est - q_lo] with q_lo,
+  q_hi the alpha/2 and 1 - alpha/2 empirical quantiles of the errors, taken at the split
+  conformal ranks ceil((n + 1) p) so the finite sample of errors is accounted for. Its
+  coverage is marginal (over models like the held-out ones), and is checked by simulation
+  in ``benchmarks/coverage.py``.
+
+Both are fractions in [0, 1]; callers show points.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import hypergeom
+
+from mbutils.base.errors import ResultsError
+
+
+def _check_level(level: float) -> float:
+    if not 0 < level < 1:
+        raise ResultsError(f"level must lie strictly between 0 and 1, not {level!r}")
+    return float(level)
+
+
+def hypergeometric_interval(correct, k: int, n_items: int, level: float = 0.9) -> np.ndarray:
+    """Exact interval for K / N given x correct of a uniform random k of N items.
+
+    Parameters
+    ----------
+    correct : array_like of int
+        Correct answers on the k items, one per model.
+    k, n_items : int
+        Items in the micro-benchmark and in the full benchmark (1 <= k <= n_items).
+    level : float, default 0.9
+        Two-sided level, in (0, 1).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n, 2)
+        Lower and upper bound of the full-benchmark accuracy (fractions).
+
+    Examples
+    --------
+    >>> hypergeometric_interval([5], 10, 10).tolist()  # every item seen: no uncertainty
+    [[0.5, 0.5]]
+    >>> low, high = hypergeometric_interval([30], 100, 448)[0]
+    >>> bool(low < 0.3 < high), bool(high - low < 0.2)
+    (True, True)
+    """
+    level = _check_level(level)
+    x = np.atleast_1d(np.asarray(correct, dtype=np.int64))
+    if not 1 <= k <= n_items:
+        raise ResultsError(f"k must lie between 1 and the {n_items} items, not {k}")
+    if (x < 0).any() or (x > k).any():
+        raise ResultsError(f"correct counts must lie between 0 and k = {k}")
+    alpha = 1.0 - level
+    big_k = np.arange(n_items + 1)[None, :]          # candidate K, one column each
+    upper_tail = hypergeom.sf(x[:, None] - 1, n_items, big_k, k)   # P(X >= x | K)
+    lower_tail = hypergeom.cdf(x[:, None], n_items, big_k, k)      # P(X <= x | K)
+    kept = (upper_tail > alpha / 2) & (lower_tail > alpha / 2)
+    low = np.where(kept.any(1), kept.argmax(1), x)
+    high = np.where(kept.any(1), n_items - kept[:, ::-1].argmax(1), x)
+    return np.stack([low, high], axis=1) / n_items
+
+
+def conformal_quantiles(errors, level: float = 0.9) -> tuple[float, float]:
+    """(q_lo, q_hi): the errors at the split-conformal ranks of alpha/2 and 1 - alpha/2.
+
+    With n errors the upper bound is the ceil((n + 1)(1 - alpha/2))-th smallest error
+    (+inf when that rank exceeds n) and the lower one the mirror image, so that a new
+    exchangeable error falls in [q_lo, q_hi] with probability at least ``level``.
+
+    Examples
+    --------
+    >>> conformal_quantiles(list(range(-50, 51)), 0.9)
+    (-46.0, 46.0)
+    >>> conformal_quantiles([0.1, -0.1], 0.9)  # too few errors: no finite bound
+    (-inf, inf)
+    """
+    level = _check_level(level)
+    e = np.sort(np.asarray(errors, dtype=np.float64).ravel())
+    e = e[np.isfinite(e)]
+    n = len(e)
+    if n == 0:
+        return -np.inf, np.inf
+    alpha = 1.0 - level
+    rank_hi = int(np.ceil((n + 1) * (1 - alpha / 2)))
+    rank_lo = n + 1 - rank_hi
+    q_hi = float(e[rank_hi - 1]) if rank_hi <= n else np.inf
+    q_lo = float(e[rank_lo - 1]) if rank_lo >= 1 else -np.inf
+    return q_lo, q_hi
+
+
+def empirical_interval(estimates, errors, level: float = 0.9) -> np.ndarray:
+    """[est - q_hi, est - q_lo] from held-out errors (estimate - truth), clipped to [0, 1].
+
+    Examples
+    --------
+    >>> errors = [-0.02, -0.01, 0.0, 0.01, 0.02] * 20
+    >>> empirical_interval([0.5], errors, 0.9).round(3).tolist()
+    [[0.48, 0.52]]
+    """
+    q_lo, q_hi = conformal_quantiles(errors, level)
+    est = np.atleast_1d(np.asarray(estimates, dtype=np.float64))
+    return np.clip(np.stack([est - q_hi, est - q_lo], axis=1), 0.0, 1.0)

@@ -1,0 +1,223 @@
+"""A micro-benchmark folder on disk: written whole or not at all, read back only when intact.
+
+Files (all text, so a reader can inspect them):
+
+``micro.json``        format, bundle and its content hash, selector, k, estimator state
+                      (kind, reads, IRT estimator, gp lambda, prior), interval kind, lm-eval tasks
+``items.csv``         item, subtask, weight: the chosen items (in the estimator's order)
+``item_params.csv``   IRT selectors only: item, b, a_0 .. a_{D-1} for every item of the bundle
+``pool.csv``          model, accuracy: the models it learned from, with their full accuracy
+``calibration.csv``   model, fold, estimate, truth, error: cross-fitted held-out errors
+``card.json``         the reliability card (MDAD with interval, random's, share separated)
+``provenance.json``   bundle, hash, selector and parameters, seed, excluded models, version, code
+``lm_eval/``          ``<task>_micro.yaml`` and ``micro_docs.py`` (:mod:`mbutils.results.lm_eval_task`)
+``manifest.json``     SHA-256 of every other file: a changed or missing file is refused
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mbutils import __version__
+from mbutils.base.errors import MbutilsError
+from mbutils.base.fingerprint import code_fingerprint
+from mbutils.methods.selectors.base import MicroBenchmark
+from mbutils.methods.selectors.tinybench import IRTMicroBenchmark
+from mbutils.results.microbench import BuiltMicro, Card
+
+FORMAT = "mbutils-micro-benchmark/1"
+MANIFEST = "manifest.json"
+
+
+class MicroFolderError(MbutilsError, ValueError):
+    """A micro-benchmark folder that cannot be written or read."""
+
+
+def _json(value) -> str:
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        if isinstance(v, np.generic):
+            return clean(v.item())
+        return v
+
+    return json.dumps(clean(value), indent=2, sort_keys=True) + "\n"
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def check_out(out: str | Path, bundle_folder: Path | None, force: bool) -> Path:
+    """Refuse an output folder that exists and is not empty (unless ``force``), or lies in the bundle."""
+    path = Path(out).expanduser()
+    if bundle_folder is not None:
+        bundle = Path(bundle_folder).resolve()
+        target = path.resolve()
+        if target == bundle or bundle in target.parents:
+            raise MicroFolderError(f"{out} lies inside the input bundle {bundle}; write the micro-benchmark "
+                                   "somewhere else, so the bundle stays as it was")
+    if path.exists() and not path.is_dir():
+        raise MicroFolderError(f"{out} exists and is not a folder; give a new folder name")
+    if path.is_dir() and any(path.iterdir()) and not force:
+        raise MicroFolderError(f"{out} exists and is not empty; give a new folder, or --force to replace it")
+    if not path.parent.exists():
+        raise MicroFolderError(f"{out}: the folder {path.parent} does not exist")
+    return path
+
+
+def _write_files(built: BuiltMicro, root: Path, tasks_dir) -> None:
+    from mbutils.results.lm_eval_task import write_lm_eval_tasks
+
+    micro = built.micro
+    chosen = micro.items
+    pd.DataFrame({"item": built.items[chosen], "subtask": built.subtasks[chosen], "weight": micro.weights}) \
+        .to_csv(root / "items.csv", index=False, float_format="%.17g")
+    state = {"kind": "weighted_mean", "reads": micro.reads}
+    if isinstance(micro, IRTMicroBenchmark):
+        state = {"kind": "irt", "reads": "correct", "estimator": micro.estimator,
+                 "gp_lambda": micro.gp_lambda, "prior_sd_theta": micro.prior_sd_theta}
+        params = pd.DataFrame(micro.item_a, columns=[f"a_{d}" for d in range(micro.item_a.shape[1])])
+        params.insert(0, "b", micro.item_b)
+        params.insert(0, "item", built.items)
+        params.to_csv(root / "item_params.csv", index=False, float_format="%.17g")
+    built.pool.to_csv(root / "pool.csv", index=False, float_format="%.17g")
+    built.calibration.to_csv(root / "calibration.csv", index=False, float_format="%.17g")
+    try:
+        tasks = write_lm_eval_tasks(root / "lm_eval", built.items, built.subtasks, chosen, tasks_dir)
+        export = ""
+    except MbutilsError as err:
+        tasks, export = {}, str(err)
+    (root / "card.json").write_text(_json(asdict(built.card)), encoding="utf-8")
+    (root / "micro.json").write_text(_json({
+        "format": FORMAT, "bundle": built.bundle, "bundle_hash": built.bundle_hash, "n_items": len(built.items),
+        "selector": built.selector, "k": built.k, "estimator": state, "interval": built.interval,
+        "lm_eval_tasks": tasks, "lm_eval_note": export}), encoding="utf-8")
+    (root / "provenance.json").write_text(_json({
+        "bundle": built.bundle, "bundle_hash": built.bundle_hash, "selector": built.selector,
+        "selector_class": built.selector_class, "params": built.params, "seed": built.seed,
+        "excluded_models": built.excluded, "n_pool": len(built.pool), "mbutils_version": __version__,
+        "code": code_fingerprint()}), encoding="utf-8")
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
+    (root / MANIFEST).write_text(_json({p.relative_to(root).as_posix(): _sha(p) for p in files}), encoding="utf-8")
+
+
+def write_micro(built: BuiltMicro, out: str | Path, *, bundle_folder: Path | None = None, force: bool = False,
+                tasks_dir=None) -> Path:
+    """Write the folder atomically: into a temporary sibling, then renamed into place."""
+    path = check_out(out, bundle_folder, force)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
+    try:
+        _write_files(built, tmp, tasks_dir)
+        os.chmod(tmp, 0o755)
+        if path.exists():
+            old = path.with_name(f".{path.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(path, old)
+            os.replace(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+class MicroFolder:
+    """A micro-benchmark folder read back: its items, estimator, pool, calibration and card."""
+
+    def __init__(self, path: Path, meta: dict, items: pd.DataFrame, micro: MicroBenchmark, item_names: list[str],
+                 pool: pd.DataFrame, calibration: pd.DataFrame, card: dict, provenance: dict):
+        self.path, self.meta, self.items, self.micro = path, meta, items, micro
+        self.item_names, self.pool, self.calibration = item_names, pool, calibration
+        self.card, self.provenance = card, provenance
+
+    @property
+    def n_items(self) -> int:
+        return int(self.meta["n_items"])
+
+    @property
+    def k(self) -> int:
+        return int(self.meta["k"])
+
+
+def _fail(path: Path, what: str) -> MicroFolderError:
+    return MicroFolderError(f"{path}: {what}; the micro-benchmark folder is damaged or incomplete: build it "
+                            "again with `python -m mbutils build-micro`")
+
+
+def _verify(root: Path) -> None:
+    manifest = root / MANIFEST
+    if not manifest.is_file():
+        raise _fail(manifest, "missing (is this a micro-benchmark folder written by build-micro?)")
+    try:
+        listed = json.loads(manifest.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise _fail(manifest, "not valid JSON") from None
+    for name, digest in sorted(listed.items()):
+        file = root / name
+        if not file.is_file():
+            raise _fail(file, "missing")
+        if _sha(file) != digest:
+            raise _fail(file, "changed since it was written (its SHA-256 differs from manifest.json)")
+
+
+def _csv(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path, keep_default_na=False, dtype={"item": str, "model": str, "subtask": str})
+    except Exception as err:  # noqa: BLE001 -- any parser failure: the file is not the table written
+        raise _fail(path, f"cannot be read as a table ({type(err).__name__})") from None
+
+
+def read_micro(folder: str | Path) -> MicroFolder:
+    """Read and check a folder written by :func:`write_micro`; every failure is one message."""
+    root = Path(folder).expanduser()
+    if not root.is_dir():
+        raise MicroFolderError(f"{folder}: no such micro-benchmark folder (make one with "
+                               "`python -m mbutils build-micro`)")
+    _verify(root)
+    try:
+        meta = json.loads((root / "micro.json").read_text(encoding="utf-8"))
+        card = json.loads((root / "card.json").read_text(encoding="utf-8"))
+        provenance = json.loads((root / "provenance.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise _fail(root, "micro.json, card.json or provenance.json cannot be read") from None
+    if meta.get("format") != FORMAT:
+        raise _fail(root / "micro.json", f"format {meta.get('format')!r} is not {FORMAT!r}")
+    items = _csv(root / "items.csv")
+    state = meta["estimator"]
+    if state["kind"] == "irt":
+        params = _csv(root / "item_params.csv")
+        names = params["item"].astype(str).tolist()
+        index = pd.Index(names).get_indexer(items["item"].astype(str))
+        if (index < 0).any():
+            raise _fail(root / "item_params.csv", "lacks some of the chosen items")
+        a = params[[c for c in params.columns if c.startswith("a_")]].to_numpy(np.float64)
+        micro = IRTMicroBenchmark(items=index, weights=items["weight"].to_numpy(np.float64), item_a=a,
+                                  item_b=params["b"].to_numpy(np.float64), estimator=state["estimator"],
+                                  gp_lambda=float(state["gp_lambda"]), prior_sd_theta=float(state["prior_sd_theta"]))
+    else:
+        names = items["item"].astype(str).tolist()
+        micro = MicroBenchmark(items=np.arange(len(items)), weights=items["weight"].to_numpy(np.float64),
+                               reads=state["reads"])
+    card = {key: (np.nan if value is None and key not in ("protocol", "note") else value)
+            for key, value in card.items()}
+    return MicroFolder(root, meta, items, micro, names, _csv(root / "pool.csv"), _csv(root / "calibration.csv"),
+                       card, provenance)

@@ -1,0 +1,244 @@
+"""Build a micro-benchmark for use: one selection on the whole pool, with what is needed to trust it.
+
+The paper's protocol re-selects in every run on a seen half; a practitioner needs *one*
+micro-benchmark: chosen from all N items with every model of the pool (the bundle's models
+minus any held out) as sources, through the same seeded path as the experiment
+(:func:`mbutils.methods.runs.seeded_choices`, run 0 of the given seed). Beside the choice,
+:func:`build_micro` computes
+
+* the **calibration** of its interval: held-out errors (estimate - full accuracy) of pool
+  models, cross-fitted: the pool is cut into folds, and each fold's models are scored by a
+  micro-benchmark built, exactly as the final one, from the other folds. These are errors on
+  models the selection never saw, on the same N items at the same k, which is the situation
+  of a new model (:func:`mbutils.results.intervals.empirical_interval`). Uniform random
+  sampling needs none: its interval is exact (hypergeometric);
+* the **reliability card**: the MDAD at this k with its 95% interval from a protocol run of
+  the selector on the pool (:func:`run_experiment`, cached), the planner's MDAD for random
+  sampling under the same protocol, and the share of the pool's model pairs whose gap is at
+  least the MDAD (the pairs it orders correctly at least ``threshold`` of the time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from mbutils.base.errors import ProtocolError, SelectorError
+from mbutils.data.benchmark import Benchmark
+from mbutils.methods.protocol import Protocol, fit_to_pool
+from mbutils.methods.runs import seeded_choices, single_threaded, source_data
+from mbutils.methods.selectors.base import MicroBenchmark, Selector
+from mbutils.methods.selectors.spec import as_selector, selector_label
+from mbutils.methods.selectors.tinybench import IRTMicroBenchmark
+
+#: Micro-benchmark classes a folder can hold: a fixed list of items (adaptive tests are not).
+FIXED = (MicroBenchmark, IRTMicroBenchmark)
+
+
+@dataclass(frozen=True)
+class Card:
+    """The reliability card: MDADs in accuracy points (NaN: not reached or not computed)."""
+
+    threshold: float
+    mdad: float
+    ci_low: float
+    ci_high: float
+    random_mdad: float
+    share_separated: float
+    protocol: dict | None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class BuiltMicro:
+    """One micro-benchmark chosen on a pool, with its calibration and card."""
+
+    bundle: str
+    bundle_hash: str
+    items: np.ndarray            # item names of the whole bundle (N), the estimator's index space
+    subtasks: np.ndarray
+    micro: MicroBenchmark        # indices into ``items``
+    selector: str                # label
+    selector_class: str
+    params: dict
+    seed: int
+    pool: pd.DataFrame           # model, accuracy (fractions) of the pool's models
+    excluded: list[str]
+    calibration: pd.DataFrame    # model, fold, estimate, truth, error (fractions)
+    card: Card
+    interval: str                # "hypergeometric" or "empirical"
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def k(self) -> int:
+        return self.micro.size
+
+
+def interval_kind(selector: Selector) -> str:
+    """Exact hypergeometric for uniform random sampling's plain mean, empirical otherwise."""
+    from mbutils.methods.selectors.random_sampling import RandomSelector
+
+    return "hypergeometric" if type(selector) is RandomSelector else "empirical"
+
+
+def _choose(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed: int) -> MicroBenchmark:
+    """The selector's k items on all N items with ``rows`` as sources (run 0 of ``seed``)."""
+    with single_threaded():
+        source = source_data(bench.correct, bench.subtask_codes, bench.confidence, rows, np.arange(bench.n_items))
+        _, chosen = seeded_choices(selector.clone(), source, [k], seed=seed, run=0)
+    micro = chosen[int(k)]
+    if type(micro) not in FIXED:
+        raise SelectorError(f"{selector.name}: its items differ from model to model (an adaptive test), so it "
+                            "cannot be written as one fixed micro-benchmark; choose a non-adaptive selector")
+    return micro
+
+
+def _pool(bench: Benchmark, exclude) -> tuple[np.ndarray, list[str]]:
+    excluded = [str(m) for m in (exclude or [])]
+    unknown = sorted(set(excluded) - set(map(str, bench.models)))
+    if unknown:
+        shown = ", ".join(map(repr, unknown[:5])) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise ProtocolError(f"models to exclude are not in {bench.name}: {shown}")
+    rows = np.flatnonzero(~np.isin(bench.models.astype(str), excluded))
+    if len(rows) < 1:
+        raise ProtocolError(f"{bench.name}: excluding {len(excluded)} models leaves no model to learn from")
+    return rows, excluded
+
+
+def calibrate(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed: int,
+              folds: int = 10) -> pd.DataFrame:
+    """Cross-fitted held-out errors of the pool's models (empty when the pool is too small)."""
+    columns = ["model", "fold", "estimate", "truth", "error"]
+    folds = min(int(folds), len(rows))
+    need = 2 if selector.uses_sources else 0
+    if folds < 2 or len(rows) - int(np.ceil(len(rows) / folds)) < max(need, 1):
+        return pd.DataFrame(columns=columns)
+    order = np.random.default_rng(np.random.SeedSequence([int(seed), 25])).permutation(rows)
+    parts = []
+    for f, held in enumerate(np.array_split(order, folds)):
+        micro = _choose(selector, bench, np.setdiff1d(rows, held), k, seed + 1 + f)
+        est = micro.estimate(bench.correct[held], None if bench.confidence is None else bench.confidence[held])
+        truth = bench.accuracy[held]
+        parts.append(pd.DataFrame({"model": bench.models[held].astype(str), "fold": f, "estimate": est,
+                                   "truth": truth, "error": est - truth}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def pool_benchmark(bench: Benchmark, rows: np.ndarray) -> Benchmark:
+    """The bundle restricted to the pool's models (the bundle itself when nothing is held out)."""
+    if len(rows) == bench.n_models:
+        return bench
+    models = bench.models[rows]
+    targets = {name: [m for m in names if m in set(models)] for name, names in bench.target_sets.items()}
+    return Benchmark(name=f"{bench.name}-pool{len(rows)}", correct=bench.correct[rows], models=models,
+                     items=bench.items, subtasks=bench.subtasks,
+                     confidence=None if bench.confidence is None else bench.confidence[rows],
+                     item_info=bench.item_info,
+                     target_sets={n: v for n, v in targets.items() if len(v) >= 2}, origin=bench.origin)
+
+
+def share_separated(accuracy: np.ndarray, mdad: float, n_items: int) -> float:
+    """Share of model pairs whose full-benchmark gap (points) is at least ``mdad``."""
+    if not np.isfinite(mdad) or len(accuracy) < 2:
+        return np.nan
+    correct = np.rint(np.asarray(accuracy) * n_items).astype(np.int64)
+    i, j = np.triu_indices(len(correct), k=1)
+    gap = np.abs(correct[i] - correct[j]) * 100.0 / n_items
+    return float(np.mean(gap >= mdad - 1e-9))
+
+
+def reliability_card(selector: Selector, pool: Benchmark, k: int, *, runs: int, seed: int,
+                     threshold: float = 0.8, jobs: int = 1, progress: bool = False) -> Card:
+    """MDAD of the selector at k (protocol run on the pool), random's predicted MDAD, pairs separated."""
+    from mbutils.methods.experiment import check_sizes, n_seen_items, run_experiment
+    from mbutils.results.metrics import mdad_table
+    from mbutils.results.planning import predicted_mdad
+
+    nan = float("nan")
+    if pool.n_models < 3:
+        return Card(threshold, nan, nan, nan, nan, nan, None,
+                    note=f"the pool has {pool.n_models} models, too few for a protocol run (at least 3)")
+    if k > n_seen_items(pool):
+        return Card(threshold, nan, nan, nan, nan, nan, None,
+                    note=f"k = {k} exceeds the protocol's seen half ({n_seen_items(pool)} items)")
+    sources, targets = fit_to_pool(pool.n_models)
+    protocol = Protocol(n_sources=sources, n_targets=targets, n_runs=runs, seed=seed)
+    check_sizes(pool, [k])
+    results = run_experiment(pool, [selector], [k], protocol, jobs=jobs, progress=progress)
+    row = mdad_table(results, threshold=threshold, seed=seed).iloc[0]
+    random = predicted_mdad(pool, [k], threshold=threshold, protocol=protocol)["mdad"].iloc[0]
+    mdad = float(row["mdad"]) if row["reached"] else nan
+    return Card(threshold=threshold, mdad=mdad, ci_low=float(row["ci_low"]), ci_high=float(row["ci_high"]),
+                random_mdad=float(random), share_separated=share_separated(pool.accuracy, mdad, pool.n_items),
+                protocol=protocol.as_dict())
+
+
+def build_micro(bench: Benchmark, selector, k: int, *, seed: int = 0, exclude=None, runs: int = 20,
+                threshold: float = 0.8, folds: int = 10, jobs: int = 1, progress: bool = False) -> BuiltMicro:
+    """Choose a k-item micro-benchmark on the pool and compute its calibration and reliability card.
+
+    Parameters
+    ----------
+    bench : Benchmark
+        The full benchmark.
+    selector : str or Selector
+        A registered name or a selector object (adaptive selectors are refused).
+    k : int
+        Items in the micro-benchmark (1 to N).
+    seed : int, default 0
+        Root seed of the selection (run 0 of an experiment with this seed), the folds and the
+        protocol run.
+    exclude : sequence of str, optional
+        Models left out of everything the micro-benchmark learns from (held out).
+    runs : int, default 20
+        Runs of the protocol behind the card's MDAD.
+    threshold : float, default 0.8
+        Agreement the card's MDAD must reach.
+    folds : int, default 10
+        Folds of the pool for the cross-fitted calibration (not used by random sampling).
+    jobs : int, default 1
+        Workers of the protocol run.
+    progress : bool, default False
+        Progress bar of the protocol run.
+
+    Returns
+    -------
+    BuiltMicro
+
+    Examples
+    --------
+    >>> from mbutils import load_benchmark
+    >>> bench = load_benchmark("synthetic-gpqa")
+    >>> built = build_micro(bench, "random", 20, exclude=list(bench.models[:5]), runs=2)
+    >>> built.k, built.interval, len(built.pool), built.card.protocol["n_runs"]
+    (20, 'hypergeometric', 415, 2)
+    """
+    from mbutils.base.validation import check_int, check_number
+
+    selector = as_selector(selector)
+    selector.validate_params()
+    k = check_int(k, "k", SelectorError, low=1, high=bench.n_items)
+    seed = check_int(seed, "seed", ProtocolError, low=0)
+    runs = check_int(runs, "runs", ProtocolError, low=1)
+    threshold = check_number(threshold, "threshold", ProtocolError, low=0, high=1, low_open=True)
+    rows, excluded = _pool(bench, exclude)
+    if selector.uses_sources and len(rows) < 2:
+        raise ProtocolError(f"{selector.name} learns from source models, and the pool has {len(rows)}; "
+                            "exclude fewer models")
+    micro = _choose(selector, bench, rows, k, seed)
+    kind = interval_kind(selector)
+    calibration = calibrate(selector, bench, rows, k, seed, folds) if kind == "empirical" else \
+        pd.DataFrame(columns=["model", "fold", "estimate", "truth", "error"])
+    pool = pool_benchmark(bench, rows)
+    card = reliability_card(selector, pool, k, runs=runs, seed=seed, threshold=threshold, jobs=jobs,
+                            progress=progress)
+    if micro.reads == "confidence" and bench.confidence is None:
+        micro = MicroBenchmark(micro.items, micro.weights, reads="correct")  # what it read: the 0/1 fallback
+    return BuiltMicro(bundle=bench.name, bundle_hash=bench.content_hash, items=bench.items.astype(str),
+                      subtasks=bench.subtasks.astype(str), micro=micro, selector=selector_label(selector),
+                      selector_class=f"{type(selector).__module__}.{type(selector).__qualname__}",
+                      params={key: repr(v) for key, v in selector.get_params(deep=True).items()}, seed=seed,
+                      pool=pd.DataFrame({"model": bench.models[rows].astype(str), "accuracy": bench.accuracy[rows]}),
+                      excluded=excluded, calibration=calibration, card=card, interval=kind)
