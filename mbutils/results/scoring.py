@@ -192,14 +192,15 @@ def score(folder, paths, *, level: float = 0.9, metric: str = "acc") -> pd.DataF
     >>> from mbutils.results.microbench import build_micro
     >>> from mbutils.results.micro_folder import write_micro
     >>> bench = load_benchmark("synthetic-gpqa")
-    >>> built = build_micro(bench, "random", 40, exclude=["model_000"], runs=2)
+    >>> new = bench.models[0]
+    >>> built = build_micro(bench, "random", 40, exclude=[new], runs=2)
     >>> tmp = pathlib.Path(tempfile.mkdtemp())
     >>> folder = write_micro(built, tmp / "micro")
     >>> row = bench.correct[[0]]
-    >>> pd.DataFrame(row, columns=bench.items).assign(model="model_000").to_csv(tmp / "new.csv", index=False)
+    >>> pd.DataFrame(row, columns=bench.items).assign(model=new).to_csv(tmp / "new.csv", index=False)
     >>> table = score(folder, [tmp / "new.csv"])
-    >>> table.loc[0, "model"], bool(table.loc[0, "low"] <= table.loc[0, "estimate"] <= table.loc[0, "high"])
-    ('model_000', True)
+    >>> table.loc[0, "model"] == new, bool(table.loc[0, "low"] <= table.loc[0, "estimate"] <= table.loc[0, "high"])
+    (True, True)
     """
     micro_folder = folder if isinstance(folder, MicroFolder) else read_micro(folder)
     answers = read_answers(micro_folder, paths, metric)
