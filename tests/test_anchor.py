@@ -203,7 +203,7 @@ def test_warm_start_is_as_good_a_clustering_as_a_cold_one(planted):
         prepared = selector.prepare(source, np.random.default_rng(0))
         for k in (4, 8, 16):
             selector.select(prepared, k, np.random.default_rng(k))
-        medoids = prepared.chosen[16][0]
+        medoids = prepared.medoids_by_size[16][0]
         losses[warm] = prepared.dissimilarity[medoids].min(axis=0).sum()
         assert len(set(medoids.tolist())) == 16
     # Both are FasterPAM local optima; the warm one is within 2% of the cold one's loss.

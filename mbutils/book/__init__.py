@@ -60,6 +60,8 @@ _NAMES = {
     'is_book_data': ('mbutils.book.setting', 'is_book_data'),
     'pick_data': ('mbutils.book.setting', 'pick_data'),
     'variant_data': ('mbutils.book.setting', 'variant_data'),
+    'compared_settings': ('mbutils.book.setting', 'compared_settings'),
+    'picture_run': ('mbutils.book.setting', 'picture_run'),
     'paper_selectors': ('mbutils.book.setting', 'paper_selectors'),
     'run_view': ('mbutils.book.setting', 'run_view'),
     'item_map': ('mbutils.book.setting', 'item_map'),

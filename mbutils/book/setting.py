@@ -23,7 +23,7 @@ from mbutils.results.noise import thin_pool
 from mbutils.methods.protocol import POOL_RULE, Protocol, fit_to_pool
 from mbutils.methods.runs import choose, run_data
 from mbutils.methods.selectors.spec import as_selector
-from mbutils.book.display import admonition
+from mbutils.book.display import admonition, glue, show, table
 from mbutils.book.params import _opt_int, int_list, name_list, parse_cases
 from mbutils.base.names import count_noun, target_set_label
 from mbutils.base.validation import check_choice
@@ -123,6 +123,26 @@ class Setting:
     def caption(self, text: str, **kw) -> str:
         """A figure caption ending in the data, runs, sources, targets, seed and profile."""
         return f"{text.rstrip()} Data and settings: {self.settings_text(**kw)}."
+
+    @property
+    def is_stand_in(self) -> bool:
+        """True when the page's data is a synthetic stand-in (its figures get a stamp)."""
+        return self.data.kind == "synthetic"
+
+    def show(self, fig, text: str, *, label: str, **caption_kw) -> None:
+        """Show ``fig`` numbered, captioned ``text`` plus this page's data and settings."""
+        show(fig, self.caption(text, **caption_kw), stand_in=self.is_stand_in, label=label)
+
+    def table(self, df, text: str, *, label: str, mdad_columns=(), **caption_kw) -> None:
+        """Show ``df`` as a numbered table captioned ``text`` plus this page's data and settings."""
+        table(df, caption=self.caption(text, **caption_kw), mdad_columns=mdad_columns, label=label)
+
+    def show_banner(self, pool_key: str) -> None:
+        """Display the page's data box, and glue its pool in one sentence as ``pool_key`` for the prose."""
+        from IPython.display import HTML, display
+
+        display(HTML(self.banner()))
+        glue(pool_key, self.pool_sentence())
 
     def thin_pool(self) -> str:
         """Why this page's pool is too thin for confident comparisons ("" when it is not)."""
@@ -277,6 +297,31 @@ def variant_data(value, data) -> list[str]:
     names = name_list(data, "data") or []
     chosen = [n for n in names if benchmark_key(n) in variant_benchmarks()]
     return chosen or names[:1]
+
+
+def compared_settings(data, variant_data_value=None, *, with_variants: bool = True, **protocol) -> tuple[dict, dict]:
+    """A selector chapter's experiments: one :class:`Setting` per bundle of ``data`` and (unless
+    ``with_variants`` is false: a chapter without variants) per bundle its variants run on
+    (:func:`variant_data`), each with the same ``protocol`` parameters (``sizes``, ``runs``,
+    ``sources``, ``targets``, ``seed``, ``missing``); lists them in a note."""
+    from IPython.display import HTML, display
+
+    from mbutils.book.display import settings_list
+
+    settings = {b: configure(b, **protocol) for b in name_list(data, "data")}
+    variants = ({b: configure(b, **protocol) for b in variant_data(variant_data_value, data)}
+                if with_variants else {})
+    display(HTML(settings_list(settings, "Benchmarks compared")))
+    return settings, variants
+
+
+def picture_run(picture_data, data, k: int, *, seed: int = 0, missing: str = "error"):
+    """The one run a selector chapter pictures: its :class:`Setting` (one run, on the bundle
+    :func:`pick_data` chooses), the run's source view, the run itself, and the pictured size
+    ``k`` capped at the seen items."""
+    pic = configure(pick_data(picture_data, data, missing=missing), runs=1, seed=seed, missing=missing)
+    source, _, _, run = run_view(pic)
+    return pic, source, run, min(int(k), pic.n_seen)
 
 
 def paper_selectors(selectors=None) -> list[str]:

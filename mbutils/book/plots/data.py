@@ -15,8 +15,9 @@ def _has_spread(values: np.ndarray) -> bool:
     return len(values) >= 5 and np.ptp(values) > 0
 
 
-def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30):
-    """Histogram of model accuracy (points) per benchmark with its kernel density, one panel each."""
+def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30, chance: float | None = None):
+    """Histogram of model accuracy (points) per benchmark with its kernel density, one panel each;
+    ``chance`` (a share, e.g. 0.25 for four options) draws a dashed line where guessing scores."""
     import seaborn as sns
 
     names = list(accuracies)
@@ -28,6 +29,8 @@ def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30):
         ax.set_xlabel("model accuracy (points)")
         ax.set_ylabel("")
         ax.set_title(f"{name} ({len(values)} models)", fontsize=10)
+        if chance is not None:
+            ax.axvline(100 * chance, color=THRESHOLD_COLOR, linestyle="--", linewidth=1.0)
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel("models")
     name_panels(fig, names, axes.flat)

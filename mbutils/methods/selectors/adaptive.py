@@ -246,7 +246,7 @@ class AdaptiveFisher(Selector):
             item_a=prepared.item_a, item_b=prepared.item_b, length=int(k), n_start=int(self.n_start),
             top_m=int(self.top_m), root=prepared.cat_root, estimator=self.estimator,
             prior_sd_theta=self.irt.prior_sd_theta, newton_steps=int(self.newton_steps), criterion=self.criterion,
-            memo=prepared.chosen.setdefault("adaptive tests", {}))
+            memo=prepared.adaptive_tests)
 
 
 class AdaptiveRandomesque(AdaptiveFisher):

@@ -48,16 +48,20 @@ def item_correlation(proxy: np.ndarray, dtype="float64") -> np.ndarray:
     return corr
 
 
-@dataclass(frozen=True)
+@dataclass
 class AnchorPrepared:
-    """Dissimilarity 1 - correlation between seen items (symmetric, zero diagonal).
+    """Dissimilarity 1 - correlation between seen items (symmetric, zero diagonal), and a memo.
 
-    ``chosen`` caches (medoids, weights) per size, so the 0/1 variant sharing this run's
-    preparation does not run FasterPAM a second time.
+    ``medoids_by_size`` is filled by :meth:`AnchorPoints.select`: (medoids, weights) per size,
+    so the 0/1 variant sharing this run's preparation does not run FasterPAM a second time.
+    It is state, deliberately: with ``warm_start`` a size starts from the medoids of the
+    largest smaller size already in the memo, so a size's medoids depend on the sizes
+    selected before it on this preparation. The experiment engine selects a run's sizes in
+    ascending order, which makes every run's chain of warm starts the same.
     """
 
     dissimilarity: np.ndarray
-    chosen: dict = field(default_factory=dict)
+    medoids_by_size: dict = field(default_factory=dict, repr=False)
 
     @property
     def n_items(self) -> int:
@@ -159,17 +163,17 @@ class AnchorPoints(Selector):
     def select(self, prepared: AnchorPrepared, k: int, rng: np.random.Generator) -> MicroBenchmark:
         n_items = prepared.n_items
         self.check_size(k, n_items)
-        if k not in prepared.chosen:
-            prepared.chosen[k] = self._medoids(prepared, k, rng)
-        medoids, weights = prepared.chosen[k]
+        if k not in prepared.medoids_by_size:
+            prepared.medoids_by_size[k] = self._medoids(prepared, k, rng)
+        medoids, weights = prepared.medoids_by_size[k]
         return MicroBenchmark(items=medoids, weights=weights, reads=self.reads)
 
     def _medoids(self, prepared: AnchorPrepared, k: int, rng: np.random.Generator):
         n_items = prepared.n_items
         seed = int(rng.integers(0, 2**31 - 1))
-        smaller = [size for size in prepared.chosen if size < k] if self.warm_start else []
+        smaller = [size for size in prepared.medoids_by_size if size < k] if self.warm_start else []
         if smaller:
-            start = extend_medoids(prepared.dissimilarity, prepared.chosen[max(smaller)][0], int(k), rng)
+            start = extend_medoids(prepared.dissimilarity, prepared.medoids_by_size[max(smaller)][0], int(k), rng)
             result = kmedoids.fasterpam(prepared.dissimilarity, start, max_iter=self.max_iter,
                                         random_state=None, n_cpu=self.n_cpu)
         else:

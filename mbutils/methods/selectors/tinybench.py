@@ -164,9 +164,9 @@ class IRTMicroBenchmark(MicroBenchmark):
 class TinyPrepared:
     """What every size of one run shares: the sources' IRT item parameters.
 
-    ``chosen`` caches anchors and weights per size, ``gp_stats`` the gp-IRT statistics
+    ``anchors_by_size`` caches anchors and weights per size, ``gp_stats`` the gp-IRT statistics
     (bias B, variance V) per hold-out scheme and ``estimates`` the targets' ability fits
-    per size, so sibling selectors reuse them. ``cat_root`` seeds the run's adaptive
+    per size, so sibling selectors reuse them; ``adaptive_tests`` memoises the adaptive tests' steps. ``cat_root`` seeds the run's adaptive
     tests (:mod:`mbutils.methods.selectors.adaptive`): drawn once per run, so that a run's tests
     of every length are prefixes of one test.
     """
@@ -175,7 +175,8 @@ class TinyPrepared:
     item_b: np.ndarray
     source_correct: np.ndarray = field(repr=False)
     cat_root: int = 0
-    chosen: dict = field(default_factory=dict, repr=False)
+    anchors_by_size: dict = field(default_factory=dict, repr=False)
+    adaptive_tests: dict = field(default_factory=dict, repr=False)
     gp_stats: dict = field(default_factory=dict, repr=False)
     estimates: dict = field(default_factory=dict, repr=False)
 
@@ -321,7 +322,7 @@ class TinyBenchmarks(Selector):
         n = prepared.n_items
         self.check_size(k, n)
         k = int(k)
-        if k not in prepared.chosen:
+        if k not in prepared.anchors_by_size:
             points = prepared.embedding
             kmeans = KMeans(n_clusters=k, n_init=self.n_init, max_iter=self.kmeans_max_iter,
                             random_state=int(rng.integers(2**31 - 1)))
@@ -330,8 +331,8 @@ class TinyBenchmarks(Selector):
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 labels = kmeans.fit_predict(points)
             anchors = _distinct_nearest(points, kmeans.cluster_centers_)
-            prepared.chosen[k] = (anchors, np.bincount(labels, minlength=k) / n)
-        return prepared.chosen[k]
+            prepared.anchors_by_size[k] = (anchors, np.bincount(labels, minlength=k) / n)
+        return prepared.anchors_by_size[k]
 
     def _micro(self, prepared: TinyPrepared, anchors, weights, k: int) -> MicroBenchmark:
         return MicroBenchmark(items=anchors, weights=weights, reads="correct")
