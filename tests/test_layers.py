@@ -18,8 +18,9 @@ LAYERS = (
     ("base", "errors, validation, display names, results tables' text, the cache, provenance, the code fingerprint"),
     ("data", "bundles on disk, the data path, the catalogue, stand-ins, importers, the in-memory Benchmark"),
     ("methods", "the protocol, run seeding, IRT, DPP, adaptive tests, the selectors, the experiment engine"),
-    ("results", "metrics, the noise rule, computed claims, the planner, the audit, reports, the paper's tables"),
-    ("book", "chapters' helpers: settings, display, numbering, figures, sections, exercises, run-chapter, Sphinx"),
+    ("results", "metrics, the noise rule, computed claims, the planner, the audit, micro-benchmarks for use "
+                "and their scores, reports, the paper's tables"),
+    ("book", "chapters' helpers: settings, display, numbering, figures and their geometry, sections, exercises, run-chapter, Sphinx"),
     ("interface", "the package's public names (mbutils/__init__.py) and the command line (cli.py, __main__.py)"),
 )
 

@@ -143,9 +143,11 @@ def documents(items, subtasks, chosen) -> tuple[dict[str, list[int]], dict[str, 
 def find_task_yaml(task: str, tasks_dir: str | Path | None) -> str:
     """The YAML file defining ``task``: under ``tasks_dir`` if given, else in an installed lm_eval,
     else ``<task>.yaml`` next to the export (to be copied or linked there)."""
-    import yaml
-
     if tasks_dir is not None:
+        try:
+            import yaml  # lm-eval's own dependency: present wherever its task folders are
+        except ImportError:
+            raise BundleError("--lm-eval-tasks needs PyYAML to read the task configs: pip install pyyaml") from None
         root = Path(tasks_dir)
         if not root.is_dir():
             raise BundleError(f"{tasks_dir}: no such folder of lm-eval task configs")
