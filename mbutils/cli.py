@@ -453,12 +453,14 @@ def cmd_build_micro(args) -> int:
                         threshold=args.threshold, jobs=args.jobs, progress=not args.quiet)
     path = write_micro(built, args.out, bundle_folder=bundle_folder, force=args.force, tasks_dir=args.lm_eval_tasks)
     card = built.card
-    mdad = "not computed" if card.protocol is None else mdad_text(card.mdad)
+    if card.protocol is None:
+        reliability = f"no reliability card: {card.note}"
+    else:
+        reliability = (f"MDAD at k = {built.k}: {mdad_text(card.mdad, unit=' points')} (95% CI "
+                       f"{mdad_text(card.ci_low)} to {mdad_text(card.ci_high)}; random sampling: "
+                       f"{mdad_text(card.random_mdad, unit=' points')})")
     print(f"wrote {path}: {built.k} items of {bench.name} chosen by {built.selector} "
-          f"(pool of {len(built.pool)} models); MDAD at k = {built.k}: {mdad} points"
-          + ("" if card.protocol is None else f" (95% CI {mdad_text(card.ci_low)} to {mdad_text(card.ci_high)}; "
-             f"random sampling: {mdad_text(card.random_mdad)})")
-          + (f"; {card.note}" if card.note else ""))
+          f"(pool of {len(built.pool)} models); {reliability}")
     return 0
 
 

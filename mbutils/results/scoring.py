@@ -245,6 +245,9 @@ def format_scores(table: pd.DataFrame, folder: MicroFolder, fmt: str = "text") -
         return json.dumps(out, indent=2) + "\n"
     how = ("exact finite-population (hypergeometric) interval" if folder.meta["interval"] == "hypergeometric"
            else "empirical interval from held-out errors of the pool's models")
+    if folder.meta["interval"] != "hypergeometric" and len(folder.calibration) == 0:
+        how += (" (none stored: the pool was too small to hold models out, so the interval is the whole "
+                "range; build from a larger pool)")
     lines = [f"Micro-benchmark of {folder.meta['bundle']!r}: {folder.meta['selector']}, {folder.k} of "
              f"{folder.n_items} items; {how}."]
     for row in table.itertuples():
