@@ -8,7 +8,6 @@ micro-benchmark orders each pair of targets wrongly, and the expected bias of th
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 
 def plain_stratified_bias(correct: np.ndarray, subtasks: np.ndarray) -> np.ndarray:

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 
 from mbutils.data.datasets import (BENCHMARK_TITLES, BENCHMARKS, DataChoice, benchmark_key, real_or_stand_in, resolve_data)
 from mbutils.base.errors import BookError
@@ -338,39 +337,6 @@ def run_view(setting: Setting, run: int = 0):
     conf = bench.confidence
     tgt_conf = None if conf is None else conf[r.targets][:, r.seen]
     return source, np.asarray(bench.correct[r.targets][:, r.seen]), tgt_conf, r
-
-
-def item_map(source) -> "pd.DataFrame":  # noqa: F821
-    """Coordinates to draw seen items: easiness (% of sources correct / mean confidence), the first
-    two principal components of the items' source profiles, and the same clipped to the 1-99%
-    quantile box of the first four components and rescaled to [-1, 1] (what the DPP sees;
-    ``outside_box`` marks the items it trims)."""
-
-    proxy = np.asarray(source.proxy, dtype=np.float64)
-    centred = proxy - proxy.mean(axis=0)
-    _, s, vt = np.linalg.svd(centred, full_matrices=False)
-    coords = vt[:4].T * s[:4]
-    lo, hi = np.quantile(coords, [0.01, 0.99], axis=0)
-    outside = ((coords < lo) | (coords > hi)).any(axis=1)
-    boxed = 2 * (np.clip(coords, lo, hi) - lo) / np.where(hi > lo, hi - lo, 1.0) - 1
-    return pd.DataFrame({"easiness": 100 * proxy.mean(axis=0), "pc1": coords[:, 0], "pc2": coords[:, 1],
-                         "box1": boxed[:, 0], "box2": boxed[:, 1], "outside_box": outside,
-                         "subtask": source.subtasks})
-
-
-def diversity_map(state) -> "pd.DataFrame":  # noqa: F821
-    """The seen items as the Diversity selector saw them (its own PCA, box and rescaling, from
-    the prepared ``state``): its first two features, items it trimmed clipped onto the box's
-    edge and marked ``outside_box``. One PCA, so the picture and the selector agree."""
-    from mbutils.methods.selectors.diversity import box_coordinates
-
-    if state.scores is None:
-        raise BookError("this Diversity state keeps no scores; prepare it with the current selector")
-    coords = box_coordinates(state.scores, state.candidates, state.scale)
-    coords = np.column_stack([coords, np.zeros((len(coords), max(0, 2 - coords.shape[1])))])
-    outside = np.ones(len(coords), dtype=bool)
-    outside[state.candidates] = False
-    return pd.DataFrame({"box1": coords[:, 0], "box2": coords[:, 1], "outside_box": outside})
 
 
 def pick(selector, source, k: int, seed: int = 0, run: int = 0):

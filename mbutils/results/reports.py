@@ -14,9 +14,8 @@ import pandas as pd
 
 from mbutils.data.bundle import find_bundle, validate_bundle
 from mbutils.results.claims import best_at_size
-from mbutils.base.errors import BookError, MbutilsError
+from mbutils.base.errors import MbutilsError
 from mbutils.results.metrics import gap_bins, iter_groups, mdad_table, summary_table
-from mbutils.methods.selectors.anchor import assign_to_medoids
 from mbutils.base.names import CI_FLOOR_MARK, ci_bound_text, label
 from mbutils.base.tables import NOT_REACHED
 from mbutils.base.tables import mdad_text
@@ -150,46 +149,6 @@ def relative_table(mdads: dict, selector: str, baseline: str = "random") -> "pd.
     out = pd.DataFrame(rows)
     out.attrs["mdad_columns"] = ["method", "random"]
     return out
-
-
-def anchor_members(prepared, micro) -> "np.ndarray":  # noqa: F821
-    """Cluster (index into the anchors) of every seen item, as Anchor Points assigns it."""
-
-    return assign_to_medoids(prepared.dissimilarity, micro.items)
-
-
-def irt_embedding(prepared) -> dict:
-    """2-D view of the IRT item embedding [a_j, b_j] held by tinyBenchmarks' prepared state."""
-
-    features = np.asarray(_find_embedding(prepared), dtype=np.float64)
-    centred = features - features.mean(axis=0)
-    _, s, vt = np.linalg.svd(centred, full_matrices=False)
-    coords = centred @ vt[:2].T
-    return {"features": features, "x": coords[:, 0], "y": coords[:, 1],
-            "xlabel": "IRT embedding, component 1", "ylabel": "IRT embedding, component 2"}
-
-
-def _find_embedding(prepared):
-    """The item embedding: an ``embedding``/``features`` attribute, else [a, b] of the fitted model."""
-
-    for attr in ("embedding", "features", "item_features"):
-        value = getattr(prepared, attr, None)
-        if value is not None:
-            return value
-    model = getattr(prepared, "model", prepared)
-    a, b = getattr(model, "a", None), getattr(model, "b", None)
-    if a is None or b is None:
-        raise BookError(f"cannot find an IRT item embedding in {type(prepared).__name__}")
-    return np.column_stack([np.asarray(a), np.asarray(b)])
-
-
-def nearest_anchor(features, anchors) -> "np.ndarray":  # noqa: F821
-    """Index of the nearest anchor (Euclidean) for every item, to colour an embedding."""
-
-    features = np.asarray(features, dtype=np.float64)
-    centres = features[np.asarray(anchors)]
-    d = (features ** 2).sum(1)[:, None] - 2 * features @ centres.T + (centres ** 2).sum(1)[None, :]
-    return np.argmin(d, axis=1)
 
 
 def closer_than_mdad(data_name: str, set_name: str, accuracy, mdad) -> "pd.DataFrame":  # noqa: F821
