@@ -67,6 +67,9 @@ def params_for(chapter: str, variant: str) -> dict:
         return {**SMALL, "data": d, "confidence_data": "synthetic-gpqa"}
     if chapter == "replication":
         return {**SMALL, "data": d}
+    if chapter == "use_micro":  # the loop on GPQA (real or stand-in), the second check on the other one
+        return {"data": d, "second_data": "gpqa" if variant == "synthetic" else "synthetic-gpqa", "k": 40,
+                "sizes": "25", "checked": "random,anchor_points_binary", "folds": 2, "fold_size": 5, "card_runs": 2}
     raise AssertionError(f"no small parameters for chapter {chapter!r}; add them here")
 
 

@@ -63,6 +63,7 @@ _NAMES = {
     'compared_settings': ('mbutils.book.setting', 'compared_settings'),
     'picture_run': ('mbutils.book.setting', 'picture_run'),
     'paper_selectors': ('mbutils.book.setting', 'paper_selectors'),
+    'held_out_plan': ('mbutils.book.profiles', 'held_out_plan'),
     'run_view': ('mbutils.book.setting', 'run_view'),
     'item_map': ('mbutils.book.geometry', 'item_map'),
     'pick': ('mbutils.book.setting', 'pick'),

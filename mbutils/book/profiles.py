@@ -104,3 +104,26 @@ def target_cases(profile: str | None = None) -> str:
     if (profile or profile_name()) == "paper":
         cases += ["mmlu-pro:7b_instruct", "mmlu-pro:70b_instruct", "bbh:7b_instruct", "bbh:70b_instruct"]
     return ",".join(cases)
+
+
+@dataclass(frozen=True)
+class HeldOutPlan:
+    """How the chapter on using a micro-benchmark checks its intervals on held-out models."""
+
+    folds: int        # disjoint sets of held-out models, one build each
+    fold_size: int    # models per set
+    card_runs: int    # protocol runs behind each build's reliability card
+
+
+HELD_OUT = {"quick": HeldOutPlan(2, 10, 3), "default": HeldOutPlan(5, 10, 5), "paper": HeldOutPlan(10, 20, 20)}
+
+
+def held_out_plan(n_models: int, profile: str | None = None, *, folds=None, fold_size=None,
+                  card_runs=None) -> HeldOutPlan:
+    """The profile's plan (or the values given), shrunk to a pool of ``n_models``: the folds
+    together leave at least 3 models to learn from; ``folds`` is 0 when the pool is too small."""
+    base = HELD_OUT[profile or profile_name()]
+    size = int(fold_size or base.fold_size)
+    size = max(1, min(size, (n_models - 3) // 2))
+    count = max(0, min(int(folds or base.folds), (n_models - 3) // size))
+    return HeldOutPlan(count, size, int(card_runs or base.card_runs))
