@@ -39,3 +39,16 @@ def results_table(estimates, correct, n_seen, run=0, selector="x", size=10) -> p
         "seen_accuracy": correct / n_seen, "unseen_accuracy": correct / n_seen,
         "full_accuracy": correct / n_seen,
     })
+
+
+def run_cli(*args) -> tuple[int, str, str]:
+    """``python -m mbutils ARGS`` in-process: (exit code, stdout, stderr)."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from mbutils.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()

@@ -1,23 +1,16 @@
 """The command-line contract: outputs, exit codes and messages, never a traceback."""
 
-import io
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 
 import pandas as pd
 import pytest
 
-from helpers import random_benchmark
+from helpers import random_benchmark, run_cli
 from mbutils.data.bundle import save_bundle
-from mbutils.cli import main
 
 
-def run(*args):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return code, out.getvalue(), err.getvalue()
+run = run_cli
 
 
 @pytest.fixture(scope="module")

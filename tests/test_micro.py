@@ -5,22 +5,19 @@ from __future__ import annotations
 import doctest
 import importlib
 import importlib.util
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from mbutils.cli import main
+from helpers import run_cli
 from mbutils.data.bundle import load_bundle
-from mbutils.data.importers import import_lm_eval
 from mbutils.methods.runs import seeded_choices, single_threaded, source_data
 from mbutils.methods.selectors import make_selector
 from mbutils.results import micro_folder
-from mbutils.results.lm_eval_task import documents, split_item, write_lm_eval_tasks
+from mbutils.results.lm_eval_task import documents, split_item
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 LM_EVAL = FIXTURES / "lm_eval"
@@ -30,11 +27,7 @@ LM_ACC = np.array([[0, 0, 1, 0, 0, 0, 1],   # tests/test_importers.py: the fixtu
                    [0, 1, 0, 0, 1, 1, 1]])
 
 
-def run(*args):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return code, out.getvalue(), err.getvalue()
+run = run_cli
 
 
 @pytest.fixture(scope="module")

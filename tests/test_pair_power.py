@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import io
-from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
 import pytest
 
 from mbutils import MbutilsError, load_benchmark
-from mbutils.cli import main
+from helpers import run_cli
 from mbutils.results.planning import pair_power
 
 
-def run(*args):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return code, out.getvalue(), err.getvalue()
+run = run_cli
 
 
 @pytest.fixture(scope="module")

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import json
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +10,7 @@ import pandas as pd
 import pytest
 from scipy.stats import hypergeom
 
-from mbutils.cli import main
+from helpers import run_cli
 from mbutils.results.intervals import conformal_quantiles, empirical_interval, hypergeometric_interval
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -20,11 +18,7 @@ LM_EVAL = FIXTURES / "lm_eval"
 STAMP = "2024-06-26T15-48-21.123456"
 
 
-def run(*args):
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return code, out.getvalue(), err.getvalue()
+run = run_cli
 
 
 def _refused(err: str, *needles: str) -> None:

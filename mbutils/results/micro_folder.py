@@ -19,9 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import shutil
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
@@ -30,10 +27,11 @@ import pandas as pd
 
 from mbutils import __version__
 from mbutils.base.errors import MbutilsError
+from mbutils.base.folders import replace_folder
 from mbutils.base.fingerprint import code_fingerprint
 from mbutils.methods.selectors.base import MicroBenchmark
 from mbutils.methods.selectors.tinybench import IRTMicroBenchmark
-from mbutils.results.microbench import BuiltMicro, Card
+from mbutils.results.microbench import BuiltMicro
 
 FORMAT = "mbutils-micro-benchmark/1"
 MANIFEST = "manifest.json"
@@ -120,22 +118,7 @@ def write_micro(built: BuiltMicro, out: str | Path, *, bundle_folder: Path | Non
                 tasks_dir=None) -> Path:
     """Write the folder atomically: into a temporary sibling, then renamed into place."""
     path = check_out(out, bundle_folder, force)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
-    try:
-        _write_files(built, tmp, tasks_dir)
-        os.chmod(tmp, 0o755)
-        if path.exists():
-            old = path.with_name(f".{path.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return path
+    return replace_folder(path, lambda folder: _write_files(built, folder, tasks_dir))
 
 
 # -- reading ---------------------------------------------------------------------------------

@@ -5,9 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import secrets
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +12,7 @@ import pandas as pd
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import BundleError
+from mbutils.base.folders import replace_folder
 from mbutils.data.bundle.format import CONFIDENCE, ITEMS, MODELS, RESPONSES, TARGET_SETS
 
 
@@ -89,17 +87,6 @@ def _write_bundle(bench: Benchmark, folder: Path) -> None:
             f.write("\n")
 
 
-def _fresh_sibling(target: Path, tag: str) -> Path:
-    """A new, empty hidden folder next to ``target`` (created with the default permissions)."""
-    while True:
-        path = target.with_name(f".{target.name}.{tag}-{secrets.token_hex(4)}")
-        try:
-            path.mkdir()
-            return path
-        except FileExistsError:
-            continue
-
-
 def save_bundle(benchmark: Benchmark, folder: str | Path, *, overwrite: bool = False) -> Path:
     """Write ``benchmark`` as a bundle folder, atomically: the folder is whole or untouched.
 
@@ -112,22 +99,4 @@ def save_bundle(benchmark: Benchmark, folder: str | Path, *, overwrite: bool = F
     if target.is_dir() and any(target.iterdir()) and not overwrite:
         raise BundleError(f"cannot save bundle to {target}: the folder exists and is not empty; "
                           "pass overwrite=True to replace it")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _fresh_sibling(target, "new")
-    try:
-        _write_bundle(benchmark, tmp)
-        if target.exists():
-            old = _fresh_sibling(target, "old")
-            os.replace(target, old)  # onto an empty folder: allowed on POSIX
-            try:
-                os.replace(tmp, target)
-            except BaseException:
-                os.replace(old, target)
-                raise
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
+    return replace_folder(target, lambda folder: _write_bundle(benchmark, folder))

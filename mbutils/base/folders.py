@@ -1,0 +1,49 @@
+"""Folders written whole or not at all: files go into a fresh hidden sibling, which then
+replaces the target in one rename, so a reader never sees half a bundle or half a
+micro-benchmark, and a failure leaves the old folder as it was."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Callable
+
+
+def fresh_sibling(target: Path, tag: str) -> Path:
+    """A new, empty hidden folder next to ``target`` (created with the default permissions)."""
+    while True:
+        path = target.with_name(f".{target.name}.{tag}-{secrets.token_hex(4)}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+
+
+def replace_folder(target: Path, write: Callable[[Path], None]) -> Path:
+    """Fill a fresh sibling with ``write(folder)``, then put it in ``target``'s place.
+
+    An existing ``target`` is moved aside first and restored if the final rename fails; the
+    temporary folder is removed on any failure.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = fresh_sibling(target, "new")
+    try:
+        write(tmp)
+        if target.exists():
+            old = fresh_sibling(target, "old")
+            os.replace(target, old)  # onto an empty folder: allowed on POSIX
+            try:
+                os.replace(tmp, target)
+            except BaseException:
+                os.replace(old, target)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
