@@ -232,11 +232,14 @@ def test_export_yaml_and_its_document_filter(fixture_bundle, tmp_path):
 
 
 def test_export_loads_with_the_harness_config_loader(fixture_bundle, tmp_path):
-    try:
+    try:  # the harness's task-config loader: lm_eval.utils before 0.4.9, lm_eval.tasks._yaml_loader since
         from lm_eval.utils import load_yaml_config
     except ImportError:
-        pytest.skip("lm_eval (lm-evaluation-harness) is not installed: pip install 'mbutils[lm-eval]' to "
-                    "check the export against the harness's own config loader")
+        try:
+            from lm_eval.tasks._yaml_loader import load_yaml as load_yaml_config
+        except ImportError:
+            pytest.skip("lm_eval (lm-evaluation-harness) is not installed: pip install 'mbutils[lm-eval]' to "
+                        "check the export against the harness's own config loader")
     tasks = tmp_path / "tasks"
     tasks.mkdir()
     (tasks / "arc_easy.yaml").write_text("task: arc_easy\ndataset_path: allenai/ai2_arc\noutput_type: "
@@ -246,6 +249,12 @@ def test_export_loads_with_the_harness_config_loader(fixture_bundle, tmp_path):
     config = load_yaml_config(str(tmp_path / "m" / "lm_eval" / "arc_easy_micro.yaml"))
     assert config["task"] == "arc_easy_micro" and config["dataset_path"] == "allenai/ai2_arc"
     assert callable(config["process_docs"])
+    try:
+        from lm_eval.tasks import TaskManager
+    except ImportError:
+        return
+    manager = TaskManager(include_path=str(tmp_path / "m" / "lm_eval"))  # indexes the export as the CLI would
+    assert "arc_easy_micro" in manager.all_tasks
 
 
 def test_logs_of_the_exported_micro_task_are_mapped_back(fixture_bundle, tmp_path):
