@@ -8,6 +8,7 @@ failure is a bug: one line says so and where to report it (the traceback with --
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import traceback
 from pathlib import Path
@@ -349,10 +350,41 @@ def cmd_run_chapter(args) -> int:
 
 def cmd_notebook(args) -> int:
     _need_book_packages("notebook")
-    from mbutils.book.chapters import chapter_path, to_notebook
+    from mbutils.book.chapters import chapter_names, chapter_path, to_notebook
 
+    if args.chapter == "all":
+        out = Path(args.out or ".")
+        if out.suffix == ".ipynb":
+            raise MbutilsError("notebook all: --out must be a folder")
+        out.mkdir(parents=True, exist_ok=True)
+        for name in chapter_names():
+            to_notebook(name, out / f"{name}.ipynb", launch=args.launch)
+        print(f"wrote {len(chapter_names())} notebooks into {out}", file=sys.stderr)
+        return 0
     out = Path(args.out) if args.out else Path(f"{chapter_path(args.chapter).stem}.ipynb")
-    print(f"wrote {to_notebook(args.chapter, out)}", file=sys.stderr)
+    print(f"wrote {to_notebook(args.chapter, out, launch=args.launch)}", file=sys.stderr)
+    return 0
+
+
+def cmd_book(args) -> int:
+    _need_book_packages("book")
+    from mbutils.book.publish import build_book
+
+    proc = build_book(args.copy, args.out, execution_cache=args.execution_cache)
+    if proc.returncode == 0:
+        where = Path(args.out) if args.out else Path(".")
+        print(f"built the {args.copy} copy: {where / '_build' / 'html' / 'index.html'}", file=sys.stderr)
+    return proc.returncode
+
+
+def cmd_book_pdf(args) -> int:
+    _need_book_packages("book-pdf")
+    from mbutils.book.publish import book_pdf
+
+    report = book_pdf(args.html, args.out)
+    pages = sum(r["pages"] for r in report.values())
+    print(json.dumps(report, indent=1))  # per document: pages, figures, narrowest figure / text column, equations
+    print(f"wrote {args.out}: {len(report)} documents, {pages} pages", file=sys.stderr)
     return 0
 
 
@@ -714,9 +746,29 @@ def _chapter_parsers(sub, common) -> None:
 
     p = sub.add_parser("notebook", parents=[common], formatter_class=_Formatter,
                        help="write a chapter as an .ipynb notebook (for papermill or Jupyter)")
-    p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or path of its .md")
-    p.add_argument("--out", default=None, help="notebook file or folder (default: ./CHAPTER.ipynb)")
+    p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or path of its .md, or 'all' (every chapter)")
+    p.add_argument("--out", default=None, help="notebook file or folder (default: ./CHAPTER.ipynb; all: .)")
+    p.add_argument("--launch", action="store_true",
+                   help="open with the cell that installs mbutils where it is missing (Colab)")
     p.set_defaults(func=cmd_notebook)
+
+    p = sub.add_parser("book", parents=[common], formatter_class=_Formatter,
+                       help="build the book strictly: the default, students' or instructors' copy",
+                       description="Build the book with jupyter-book build -W -n --keep-going. The students' "
+                       "copy has no solutions (nor any source download holding them); the instructors' shows "
+                       "every solution open; the default folds each under its exercise.")
+    p.add_argument("--copy", choices=["default", "students", "instructors"], default="default",
+                   help="which copy to build")
+    p.add_argument("--out", default=None, help="folder to hold _build/; None: the book's folder")
+    p.add_argument("--execution-cache", default=None, metavar="BUILD",
+                   help="reuse the executed notebooks of another build (its _build folder); None: this build's own")
+    p.set_defaults(func=cmd_book)
+
+    p = sub.add_parser("book-pdf", parents=[common], formatter_class=_Formatter,
+                       help="print the built book into one PDF (Chromium), chapters in toc order")
+    p.add_argument("--html", default="_build/html", help="the built book's HTML folder")
+    p.add_argument("--out", default="_build/html/book.pdf", help="PDF file to write")
+    p.set_defaults(func=cmd_book_pdf)
 
 
 def _data_parser(sub, common) -> None:

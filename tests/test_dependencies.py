@@ -65,3 +65,28 @@ def test_library_and_command_line_run_without_the_book_packages(tmp_path):
     assert "2 2" in proc.stdout and "codes 0 1" in proc.stdout, proc.stdout + proc.stderr[-2000:]
     assert "loaded []" in proc.stdout
     assert "run-chapter needs the book's packages" in proc.stderr and "mbutils[book]" in proc.stderr
+
+
+def test_requirements_pin_every_declared_dependency_within_its_range():
+    """requirements.txt (what CI and the book's workflow install) pins each dependency of the
+    library, the book and the PDF extras, at a version their pyproject range allows."""
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    pins = {}
+    for line in (REPO / "requirements.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line and not line.startswith("-"):
+            name, version = line.split("==")
+            pins[name.lower().replace("_", "-")] = version
+    declared = [*project["dependencies"], *project["optional-dependencies"]["book"],
+                *project["optional-dependencies"]["pdf"]]
+    problems = []
+    for spec in declared:
+        req = Requirement(spec)
+        name = req.name.lower().replace("_", "-")
+        if name not in pins:
+            problems.append(f"{name} is not pinned")
+        elif not req.specifier.contains(pins[name], prereleases=True):
+            problems.append(f"{name}=={pins[name]} is outside {req.specifier}")
+    assert not problems, problems

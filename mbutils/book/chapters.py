@@ -89,11 +89,18 @@ def read_chapter(chapter: str | Path):
         raise ChapterError(f"{path}: cannot be read as a notebook ({type(err).__name__}: {err})") from None
 
 
-def to_notebook(chapter: str | Path, out: str | Path) -> Path:
-    """Write a chapter as ``.ipynb`` (no outputs) for papermill or Jupyter; returns the path."""
+def to_notebook(chapter: str | Path, out: str | Path, *, launch: bool = False) -> Path:
+    """Write a chapter as ``.ipynb`` (no outputs) for papermill or Jupyter; returns the path.
+
+    ``launch``: open with the install cell of :func:`mbutils.book.publish.launch_cell` (for the
+    notebooks the book's Colab and Binder buttons open)."""
     import nbformat
 
     nb = read_chapter(chapter)
+    if launch:
+        from mbutils.book.publish import launch_notebook
+
+        nb = launch_notebook(nb)
     out = Path(out)
     if out.is_dir():
         out = out / f"{chapter_path(chapter).stem}.ipynb"
