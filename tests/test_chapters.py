@@ -163,6 +163,17 @@ def _glued(nb) -> dict[str, str]:
     return out
 
 
+def test_every_value_the_prose_pastes_is_glued_by_its_page(executed):
+    """A {glue:text} or {glue:md} of the page's own key (the key takeaways' computed numbers among
+    them) that the page never glued fails the strict book build; checked on the real data."""
+    for chapter in chapter_names():
+        source = chapter_path(chapter).read_text()
+        pasted = {c.split(":")[0] for c in re.findall(r"\{glue(?::text|:md)?\}`([^`]+)`", source) if "::" not in c}
+        _, nb = _result(executed, chapter, "real")
+        missing = pasted - set(_glued(nb))
+        assert not missing, f"{chapter} pastes {sorted(missing)} but glues no such key"
+
+
 def test_no_chapter_glues_a_key_twice(executed):
     """myst-nb warns on a duplicate glue key, which fails the strict book build."""
     for (chapter, variant), result in executed.items():
