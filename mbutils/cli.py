@@ -277,7 +277,12 @@ def cmd_cache(args) -> int:
         total = entries["bytes"].sum() / 1e6 if len(entries) else 0.0
         print(f"{len(entries)} entries, {total:.1f} MB in {cache.cache_root()}", file=sys.stderr)
     else:
-        print(f"removed {cache.clear(args.kind)} entries from {cache.cache_root()}", file=sys.stderr)
+        removed, others = cache.clear(args.kind)
+        print(f"removed {removed} entries from {cache.cache_root()}", file=sys.stderr)
+        if others:
+            shown = ", ".join(str(p.relative_to(cache.cache_root())) for p in others[:5])
+            print(f"left {len(others)} files the cache did not write ({shown}{', ...' if len(others) > 5 else ''})",
+                  file=sys.stderr)
     return 0
 
 

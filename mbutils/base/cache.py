@@ -29,8 +29,13 @@ from mbutils.base.errors import CacheError
 from mbutils.base.validation import check_choice
 
 LOCK_TIMEOUT = 6 * 3600  # seconds; a cached computation can take hours at paper settings
-#: The kinds of entry (one sub-folder each); ``cache clear --kind`` takes only these.
+#: The kinds of entry (one sub-folder each) and the suffix of their files; ``cache clear --kind`` takes only these.
 KINDS = ("results", "synthetic")
+SUFFIXES = {"results": ".parquet", "synthetic": ".npz"}
+#: An entry's file name: sanitised parts, then a 24-hex content key (:func:`content_key`), then its suffix; its
+#: lock file adds ".lock", an interrupted write leaves ".<name>.<random>.tmp".
+_ENTRY = re.compile(r"^(?P<name>[A-Za-z0-9._+-]+-[0-9a-f]{24}(?:\.parquet|\.npz))(?P<extra>\.lock)?$")
+_TEMP = re.compile(r"^\.(?P<name>[A-Za-z0-9._+-]+-[0-9a-f]{24}(?:\.parquet|\.npz))\.[^/]*\.tmp$")
 CHECKSUM_KEY = b"mbutils.checksum"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 _reported: set[str] = set()  # cache problems already told to the user in this process
@@ -206,34 +211,56 @@ def read_table(path: Path, check: Callable[[pd.DataFrame], bool] = lambda t: Tru
     return None
 
 
-def list_entries() -> pd.DataFrame:
-    """Every cache file: kind (folder), name, size in bytes, last modified."""
+def _entry_files(kinds: Iterable[str]) -> tuple[list[Path], list[Path]]:
+    """(files the cache wrote, other files) for ``kinds``.
+
+    A cache file is one the cache names (:func:`entry_path`): directly in its kind's folder,
+    an entry, its lock or an interrupted write's temporary file, with the kind's suffix.
+    Anything else (a user's file, a sub-folder's contents, a link) is *other*: reported,
+    never deleted. With every kind asked for, files anywhere under the root count as other.
+    """
     root = cache_root()
-    files = sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith((".lock", ".tmp"))) \
-        if root.is_dir() else []
-    rows = [{"kind": p.parent.relative_to(root).as_posix() or ".", "name": p.name,
+    if not root.is_dir():
+        return [], []
+    ours = []
+    for kind in kinds:
+        folder = root / kind
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        for p in sorted(folder.iterdir()):
+            match = _ENTRY.match(p.name) or _TEMP.match(p.name)
+            if (match and match["name"].endswith(SUFFIXES[kind]) and not p.is_symlink() and p.is_file()
+                    and _is_inside(p, root)):
+                ours.append(p)
+    scope = [root] if tuple(kinds) == KINDS else [root / k for k in kinds if (root / k).is_dir()]
+    seen = set(ours)
+    others = sorted({p for folder in scope if not folder.is_symlink()
+                     for p in folder.rglob("*") if (p.is_file() or p.is_symlink()) and p not in seen})
+    return ours, others
+
+
+def list_entries() -> pd.DataFrame:
+    """Every cache entry: kind (folder), name, size in bytes, last modified (locks and temporary files left out)."""
+    root = cache_root()
+    files = [p for p in _entry_files(KINDS)[0] if _ENTRY.match(p.name) and not p.name.endswith(".lock")]
+    rows = [{"kind": p.parent.relative_to(root).as_posix(), "name": p.name,
              "bytes": p.stat().st_size, "modified": pd.Timestamp(p.stat().st_mtime, unit="s").floor("s")}
             for p in files]
     return pd.DataFrame(rows, columns=["kind", "name", "bytes", "modified"])
 
 
-def clear(kind: str | None = None) -> int:
-    """Remove cached files (all, or of one of :data:`KINDS`); returns how many entries went.
+def clear(kind: str | None = None) -> tuple[int, list[Path]]:
+    """Remove the cache's own files (all kinds, or one of :data:`KINDS`).
 
-    Only regular files inside the cache folder are removed: symbolic links are unlinked,
-    never followed, so nothing outside the cache can be deleted through one.
+    Returns (entries removed, files left because the cache did not write them). Only files
+    the cache names are removed (see :func:`_entry_files`); symbolic links are never
+    followed, and nothing else under the cache folder is touched, whatever it is.
     """
-    root = cache_root()
     if kind is not None:
         check_choice(kind, KINDS, "cache kind", CacheError)
-    folders = [root] if kind is None else [root / kind]
+    ours, others = _entry_files(KINDS if kind is None else (kind,))
     removed = 0
-    for folder in folders:
-        if folder.is_symlink() or not folder.is_dir():
-            continue
-        for p in list(folder.rglob("*")):
-            if p.is_symlink() or not p.is_file() or not _is_inside(p, root):
-                continue
-            p.unlink(missing_ok=True)
-            removed += not p.name.endswith(".lock")
-    return removed
+    for p in ours:
+        p.unlink(missing_ok=True)
+        removed += bool(_ENTRY.match(p.name)) and not p.name.endswith(".lock")
+    return removed, others
