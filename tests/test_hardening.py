@@ -376,3 +376,17 @@ def test_run_chapter_uses_an_ipc_kernel_with_private_sockets(tmp_path):
     if manager is not None:  # None on Windows, which has no Unix sockets
         km = manager()
         assert km.transport == "ipc" and km.ip == str(tmp_path / "kernel")  # never a shared path in chapters/
+
+
+def test_a_chapter_planted_in_the_current_folder_does_not_replace_the_books(tmp_path, monkeypatch):
+    from mbutils.book.chapters import SOURCE_CHAPTERS, chapter_path
+
+    monkeypatch.delenv("MBUTILS_CHAPTERS", raising=False)
+    planted = tmp_path / "chapters" / "bench_gpqa.md"
+    planted.parent.mkdir()
+    planted.write_text("---\nkernelspec:\n  name: python3\n---\n\n```{code-cell}\nraise SystemExit('planted')\n```\n")
+    monkeypatch.chdir(tmp_path)
+    assert chapter_path("bench_gpqa") == SOURCE_CHAPTERS / "bench_gpqa.md"
+    assert chapter_path(str(planted)) == planted.resolve()  # by path, on purpose: it runs
+    (tmp_path / "chapters" / "mine.md").write_text(planted.read_text())
+    assert chapter_path("mine") == (tmp_path / "chapters" / "mine.md").resolve()  # a name the book lacks

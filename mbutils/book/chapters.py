@@ -30,9 +30,14 @@ CHAPTERS_ENV = "MBUTILS_CHAPTERS"
 
 
 def chapter_dirs() -> list[Path]:
-    """Where chapters are looked up by name: ``$MBUTILS_CHAPTERS``, ``./chapters``, the source tree."""
+    """Where chapters are looked up by name: ``$MBUTILS_CHAPTERS``, the book's own, then ``./chapters``.
+
+    The book's own chapters come before the current folder's, so a file that happens to sit in
+    ``./chapters`` under a book chapter's name never runs in its place; a chapter of your own
+    runs by its path, or by name from a folder named in ``$MBUTILS_CHAPTERS``.
+    """
     dirs = [Path(p) for p in os.environ.get(CHAPTERS_ENV, "").split(os.pathsep) if p.strip()]
-    dirs += [Path.cwd() / "chapters", SOURCE_CHAPTERS]
+    dirs += [SOURCE_CHAPTERS, Path.cwd() / "chapters"]
     seen, found = set(), []
     for d in dirs:
         resolved = d.expanduser().resolve()
