@@ -116,9 +116,34 @@ def _read_results(path: str) -> pd.DataFrame:
                            f"{str(err).splitlines()[0][:200] if str(err) else ''})") from None
 
 
-def _check_out(out: str) -> Path:
-    """Refuse an unusable output path before any work is done."""
+def _bundle_folder(data: str) -> Path | None:
+    """The folder a --data value names, when it names one (synthetic stand-ins have none)."""
+    from mbutils.data.bundle import find_bundle
+
+    try:
+        return Path(find_bundle(data)).resolve()
+    except MbutilsError:
+        return None
+
+
+def _check_not_input(out: Path, inputs) -> None:
+    """Refuse an output that is one of the command's inputs or lies inside an input folder."""
+    target = Path(out).expanduser().resolve()
+    for given in inputs:
+        if given is None:
+            continue
+        source = Path(given).expanduser().resolve()
+        if target == source:
+            raise ResultsError(f"{out} is also this command's input; write the output to another file")
+        if source.is_dir() and source in target.parents:
+            raise ResultsError(f"{out} lies inside the input folder {source}; write the output elsewhere, so "
+                               "the input stays as it is")
+
+
+def _check_out(out: str, inputs=()) -> Path:
+    """Refuse an unusable output path before any work is done (one of the inputs included)."""
     path = Path(out)
+    _check_not_input(path, inputs)
     if path.suffix not in (".parquet", ".pq", ".csv"):
         raise ResultsError(f"{out}: output must end in .parquet or .csv")
     if path.is_dir():
@@ -180,7 +205,7 @@ def cmd_experiment(args) -> int:
     from mbutils.methods.experiment import run_experiment
     from mbutils.methods.protocol import Protocol
 
-    _check_out(args.out)
+    _check_out(args.out, [_bundle_folder(args.data)])
     _check_target_set(args.target_set)
     bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
     protocol = Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs,
@@ -218,7 +243,7 @@ def cmd_summary(args) -> int:
 def cmd_combine(args) -> int:
     from mbutils.base.provenance import combine
 
-    _check_out(args.out)
+    _check_out(args.out, args.results)
     tables = [_read_results(path) for path in args.results]
     combined = combine(tables, [str(path) for path in args.results])
     _write_table(combined, args.out)
@@ -347,9 +372,13 @@ def cmd_run_chapter(args) -> int:
     from mbutils.book.chapters import run_chapter
 
     params = dict(args.param)
+    existed = {p for p in Path(args.out).glob("*") if p.suffix in (".html", ".ipynb")} if Path(args.out).is_dir() else set()
     html = run_chapter(args.chapter, params, args.out, profile=args.profile, timeout=args.timeout,
                        progress=not args.quiet)
     print(f"wrote {html} and {html.with_suffix('.ipynb')}", file=sys.stderr)
+    replaced = sorted(p.name for p in existed if p.resolve() in (html.resolve(), html.with_suffix(".ipynb").resolve()))
+    if replaced:
+        print(f"note: replaced the existing {' and '.join(replaced)} in {args.out}", file=sys.stderr)
     return 0
 
 
@@ -367,7 +396,10 @@ def cmd_notebook(args) -> int:
         print(f"wrote {len(chapter_names())} notebooks into {out}", file=sys.stderr)
         return 0
     out = Path(args.out) if args.out else Path(f"{chapter_path(args.chapter).stem}.ipynb")
+    replacing = out.is_file()
     print(f"wrote {to_notebook(args.chapter, out, launch=args.launch)}", file=sys.stderr)
+    if replacing:
+        print(f"note: replaced the existing {out}", file=sys.stderr)
     return 0
 
 
@@ -516,7 +548,7 @@ def cmd_audit(args) -> int:
     from mbutils.data.datasets import load_benchmark
 
     if args.out is not None:
-        _check_out(args.out)
+        _check_out(args.out, [args.items, args.weights or None, _bundle_folder(args.data)])
     _check_target_set(args.target_set)
     if args.weights is not None and not args.weights.strip():
         raise ResultsError("--weights is empty; give a weights file, or leave the option out for a plain mean")

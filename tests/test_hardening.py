@@ -390,3 +390,24 @@ def test_a_chapter_planted_in_the_current_folder_does_not_replace_the_books(tmp_
     assert chapter_path(str(planted)) == planted.resolve()  # by path, on purpose: it runs
     (tmp_path / "chapters" / "mine.md").write_text(planted.read_text())
     assert chapter_path("mine") == (tmp_path / "chapters" / "mine.md").resolve()  # a name the book lacks
+
+
+def test_an_output_never_replaces_the_commands_own_input(tmp_path):
+    bundle = save_bundle(random_benchmark(n_models=20), tmp_path / "b")
+    responses = (bundle / "responses.csv").read_bytes()
+    code, _, err = run("experiment", "--data", bundle, "--selectors", "random", "--sizes", "5", "--runs", "1",
+                       "--sources", "10", "--targets", "5", "--out", bundle / "responses.csv", "--quiet")
+    assert code != 0 and "inside the input folder" in err and (bundle / "responses.csv").read_bytes() == responses
+    code, _, err = run("experiment", "--data", bundle, "--selectors", "random", "--sizes", "5", "--runs", "1",
+                       "--sources", "10", "--targets", "5", "--out", tmp_path / "r.parquet", "--quiet")
+    assert code == 0, err
+    before = (tmp_path / "r.parquet").read_bytes()
+    code, _, err = run("combine", tmp_path / "r.parquet", "--out", tmp_path / "r.parquet")
+    assert code != 0 and "also this command's input" in err and (tmp_path / "r.parquet").read_bytes() == before
+    items = tmp_path / "items.txt"
+    items.write_text("q0000\nq0001\nq0002\n")
+    code, _, err = run("audit", "--data", bundle, "--items", items, "--out", items.with_suffix(".csv"), "--random", "5")
+    assert code == 0, err
+    items_csv = tmp_path / "items.csv"
+    code, _, err = run("audit", "--data", bundle, "--items", items_csv, "--out", items_csv, "--random", "5")
+    assert code != 0 and "also this command's input" in err
