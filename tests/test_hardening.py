@@ -115,6 +115,20 @@ def test_combine_numbers_runs_apart_and_keeps_both_provenances(bundle, tmp_path)
     assert seeds == [1, 2]
 
 
+def test_combine_refuses_an_experiment_pooled_with_itself(bundle, tmp_path):
+    """A with A, with a copy or its CSV, and (A+B)+A would count A's pairs twice: each is refused."""
+    a, b, ab = tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "ab.parquet"
+    experiment(bundle, a, "--seed", "1"), experiment(bundle, b, "--seed", "2")
+    copy, as_csv = tmp_path / "copy.parquet", tmp_path / "a.csv"
+    shutil.copy(a, copy)
+    pd.read_parquet(a).to_csv(as_csv, index=False)
+    assert run("combine", a, b, "--out", ab)[0] == 0
+    for inputs in ((a, a), (a, copy), (a, as_csv), (ab, a), (as_csv, ab)):
+        code, _, err = run("combine", *inputs, "--out", tmp_path / "x.parquet")
+        assert code == 1 and ("hold the same draw" in err or "same file twice" in err), (inputs, err)
+        assert not (tmp_path / "x.parquet").exists()
+
+
 def test_results_carry_provenance_in_the_parquet_metadata(bundle, tmp_path):
     from mbutils.base.provenance import read_parquet
 

@@ -117,10 +117,47 @@ def _targets_per_run(table: pd.DataFrame) -> set[int]:
     return set(table.groupby(["selector", "size", "run"]).size().tolist())
 
 
+def _draw_fingerprints(table: pd.DataFrame) -> pd.Series:
+    """One fingerprint per (run, selector, size) group: its targets and their estimates, in any order.
+
+    Two groups with the same fingerprint are the same draw of the same targets: pooling them
+    would count every pair twice, whatever their run numbers or experiment ids say.
+    """
+    columns = [c for c in ("model", "estimate", "seen_accuracy") if c in table.columns]
+    rows = pd.util.hash_pandas_object(table[columns].astype({"model": str}) if "model" in columns else table[columns],
+                                      index=False)
+    keys = [table["run"], table["selector"].astype(str), table["size"]]
+    summed = rows.groupby(keys, sort=False).sum()  # uint64 sums wrap: an order-free digest
+    counts = rows.groupby(keys, sort=False).size()
+    return summed.astype("uint64").astype(str) + ":" + counts.astype(str)
+
+
+def _check_not_repeated(tables: list[pd.DataFrame], labels: list[str]) -> None:
+    """Refuse to pool an experiment with itself: a copy, its CSV, or a combination holding it."""
+    seen: dict[str, tuple[str, tuple]] = {}
+    for table, label in zip(tables, labels):
+        prints = _draw_fingerprints(table)
+        for key, fingerprint in prints.items():
+            if fingerprint in seen and seen[fingerprint][0] != label:
+                other, where = seen[fingerprint]
+                raise ResultsError(
+                    f"{label} and {other} hold the same draw (selector {key[1]!r}, size {key[2]}: the same targets "
+                    f"with the same estimates, run {key[0]} here and run {where[0]} there); pooling it would count "
+                    "its pairs twice and narrow every interval. Combine experiments run with different seeds")
+            seen.setdefault(fingerprint, (label, key))
+
+
 def combine(tables: list[pd.DataFrame], labels: list[str]) -> pd.DataFrame:
-    """Join experiments on purpose: runs are renumbered apart, the record lists every source."""
+    """Join experiments on purpose: runs are renumbered apart, the record lists every source.
+
+    The same experiment twice (a copy, its CSV, or a combination that already holds it) is
+    refused: its draws would be pooled with themselves.
+    """
     if len(tables) < 2:
         raise ResultsError("combine needs at least two results tables")
+    if len(set(labels)) < len(labels):
+        raise ResultsError("combine was given the same file twice; each experiment may appear once")
+    _check_not_repeated(tables, labels)
     parts, offset, sources, counts = [], 0, {}, set()
     for table, label in zip(tables, labels):
         check_unmixed(table)
