@@ -166,12 +166,15 @@ def _glued(nb) -> dict[str, str]:
 def test_every_value_the_prose_pastes_is_glued_by_its_page(executed):
     """A {glue:text} or {glue:md} of the page's own key (the key takeaways' computed numbers among
     them) that the page never glued fails the strict book build; checked on the real data."""
+    missing = {}
     for chapter in chapter_names():
+        result = executed[chapter, "real"]
+        if isinstance(result, Exception):  # reported by test_chapter_executes_with_every_figure
+            continue
         source = chapter_path(chapter).read_text()
         pasted = {c.split(":")[0] for c in re.findall(r"\{glue(?::text|:md)?\}`([^`]+)`", source) if "::" not in c}
-        _, nb = _result(executed, chapter, "real")
-        missing = pasted - set(_glued(nb))
-        assert not missing, f"{chapter} pastes {sorted(missing)} but glues no such key"
+        missing.update({chapter: sorted(pasted - set(_glued(result[1])))} if pasted - set(_glued(result[1])) else {})
+    assert not missing, f"pasted but never glued by their page: {missing}"
 
 
 def test_no_chapter_glues_a_key_twice(executed):
