@@ -425,3 +425,20 @@ def test_an_output_never_replaces_the_commands_own_input(tmp_path):
     items_csv = tmp_path / "items.csv"
     code, _, err = run("audit", "--data", bundle, "--items", items_csv, "--out", items_csv, "--random", "5")
     assert code != 0 and "also this command's input" in err
+
+
+def test_names_from_the_data_never_run_in_a_page_or_break_a_figure(tmp_path):
+    """A model named like markup shows as text in a note; a '$' in a subtask name draws as written."""
+    from unittest import mock
+
+    from mbutils.book import display, plots
+
+    shown = []
+    with mock.patch.object(display, "display", lambda obj: shown.append(obj.data)):
+        display.note("Answer", "model <img src=x onerror=alert(1)> wins")
+        display.note("Markup", "<code>ok</code>", markup=True)
+    assert "<img" not in shown[0] and "&lt;img src=x onerror=alert(1)&gt;" in shown[0]
+    assert "<code>ok</code>" in shown[1]
+    fig = plots.subtask_bars(["cost_$5", "bad$\\qq$name", "a$_$"], [3, 4, 5], [0.2, 0.5, 0.7])  # invalid as mathtext
+    html = display.render_figure(fig, "Subtasks with dollars.", label=None)
+    assert html.startswith('<figure class="mbutils-figure"')

@@ -24,10 +24,14 @@ def admonition(title: str, body_html: str, kind: str = "note") -> str:
             f"<p>{body_html}</p></div>")
 
 
-def note(title: str, body_html: str, kind: str = "note") -> None:
-    """Display an admonition box."""
+def note(title: str, body: str, kind: str = "note", *, markup: bool = False) -> None:
+    """Display an admonition box; ``body`` is plain text, escaped, unless ``markup`` says it is HTML.
 
-    display(HTML(admonition(title, body_html, kind)))
+    Notes are built from data (model, subtask and bundle names) and from parameters, so they
+    are text by default: a name like ``<img onerror=...>`` shows as written and never runs.
+    A caller passing ``markup=True`` escapes every piece of data in its HTML itself.
+    """
+    display(HTML(admonition(title, body if markup else html.escape(body), kind)))
 
 
 #: Width (CSS px) a figure is rendered at: the book theme's content column in a 1,400 px
@@ -96,7 +100,9 @@ def prepare_figure(fig, stand_in=False) -> float:
     whole figure is drawn from stand-ins) or the Axes of the panels that are.
     """
     from mbutils.book.plots import mark_stand_in
+    from mbutils.book.plots.base import plain_text
 
+    plain_text(fig)  # names from the data are text, never mathtext
     panels = _stand_in_axes(fig, stand_in)
     if panels is not None:
         mark_stand_in(fig, panels)
@@ -247,7 +253,7 @@ def claim_note(title: str, claim, key: str | None = None) -> None:
     """Show a computed claim as a note (glued under ``key`` when given)."""
     if key:
         glue_claim(key, claim)
-    note(title, html.escape(claim.text[:1].upper() + claim.text[1:]) + ".")
+    note(title, claim.text[:1].upper() + claim.text[1:] + ".")
 
 
 def settings_list(settings: dict, title: str) -> str:

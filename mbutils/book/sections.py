@@ -11,8 +11,6 @@ sweep). A chapter calls ``book.chapter(...)`` before either.
 
 from __future__ import annotations
 
-import html
-
 from mbutils.book.display import claim_note, facts_html, glue, glue_claim, note
 from mbutils.book.numbering import not_shown
 from mbutils.book.setting import Setting
@@ -30,7 +28,7 @@ def sources_sweep(cfg: Setting, selectors, threshold: float, glue_prefix: str) -
     from mbutils.book import plots
 
     if not cfg.can_sweep_sources:
-        note("No sources sweep on this bundle", html.escape(cfg.sweep_note()), "warning")
+        note("No sources sweep on this bundle", cfg.sweep_note(), "warning")
         not_shown("sources", "fewer than two of the source counts fit the pool")
         return
     sweep = sources_table(cfg.sources_sweep(selectors), threshold)

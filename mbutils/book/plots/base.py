@@ -250,9 +250,22 @@ def _wrap(text_artist, width_px: float, renderer) -> None:
         text_artist.set_text(textwrap.fill(text, chars, break_on_hyphens=False))
 
 
+def plain_text(fig) -> None:
+    """Draw every text of ``fig`` as written: no ``$...$`` mathtext.
+
+    Names come from the data (a subtask called ``cost_$5`` or a model ``a$b``); parsed as
+    mathtext, a lone ``$`` fails the drawing. The book's own labels use no mathtext.
+    """
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
+
+
 def fit_text(fig) -> None:
     """Wrap titles and axis labels wider than their axes, and suptitles wider than the figure,
     so that neighbouring panels' texts never run into each other."""
+    plain_text(fig)
     renderer = _renderer(fig)
     fig.draw_without_rendering()  # the layout first: axes have their final size
     for ax in fig.axes:
