@@ -125,7 +125,8 @@ PRINT_CSS = """
 .bd-article { max-width: none !important; width: 100% !important; margin: 0 !important; padding: 0 !important; }
 .mbutils-figure img, .cell_output img, figure img { width: 100% !important; max-width: 100% !important;
   height: auto !important; break-inside: avoid; }
-.mbutils-figure, figure { break-inside: avoid; }
+.mbutils-figure, figure { break-inside: avoid; padding-left: 0 !important; padding-right: 0 !important;
+  margin-left: 0 !important; margin-right: 0 !important; }
 """
 FIGURES_JS = """() => {
   const column = document.querySelector('article.bd-article') || document.querySelector('main') || document.body;

@@ -659,7 +659,7 @@ def pair_power(benchmark: Benchmark, model_a: str, model_b: str, sizes=None, agr
     Only the discordant items matter: ``a`` items model A alone gets right and ``b`` items
     model B alone gets right. A k-subset holds X of the a and Y of the b items and orders
     the pair like the full benchmark iff X > Y when a > b, an exact hypergeometric sum
-    (:func:`agreement_probability`). This is the power of the paired comparison on the
+    (``mbutils.results.planning.agreement_probability``). This is the power of the paired comparison on the
     subset: conditional on the M = X + Y discordant items drawn, X ~ Hypergeom(a + b, a, M),
     the finite-population form of the binomial behind McNemar's test (on discordant pairs,
     X | M ~ Binomial(M, a / (a + b)) for items drawn with replacement). The MDAD is this
@@ -676,7 +676,7 @@ def pair_power(benchmark: Benchmark, model_a: str, model_b: str, sizes=None, agr
     agreement : float, default 0.8
         The power the required size must reach, in (0, 1].
     method : {"exact", "auto", "normal"}, default "exact"
-        As in :func:`agreement_probability`.
+        As in ``mbutils.results.planning.agreement_probability``.
 
     Returns
     -------
