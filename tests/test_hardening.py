@@ -442,3 +442,45 @@ def test_names_from_the_data_never_run_in_a_page_or_break_a_figure(tmp_path):
     fig = plots.subtask_bars(["cost_$5", "bad$\\qq$name", "a$_$"], [3, 4, 5], [0.2, 0.5, 0.7])  # invalid as mathtext
     html = display.render_figure(fig, "Subtasks with dollars.", label=None)
     assert html.startswith('<figure class="mbutils-figure"')
+
+
+@pytest.mark.parametrize("column,value,message", [
+    ("estimate", float("nan"), "column 'estimate', row 2 holds nan, not a finite number"),
+    ("estimate", float("inf"), "not a finite number"),
+    ("estimate", 55.0, "outside 0 to 1 (estimates look like percentages"),
+    ("seen_correct", 999, "'seen_correct' is not between 0 and 'n_seen'"),
+    ("seen_correct", -1, "'seen_correct' is not between 0 and 'n_seen'"),
+    ("n_seen", 0, "'n_seen' is below 1"),
+    ("size", "5x", "column 'size', row 2 holds '5x', not a finite number"),
+    ("selector", None, "row 2 has no selector"),
+])
+def test_impossible_values_in_a_results_table_are_refused_by_row(bundle, tmp_path, column, value, message):
+    out = tmp_path / "r.parquet"
+    assert experiment(bundle, out)[0] == 0
+    table = pd.read_parquet(out)
+    table[column] = table[column].astype(object)
+    table.loc[table.index[0], column] = value
+    broken = tmp_path / "broken.csv"
+    table.to_csv(broken, index=False)
+    for command in (("mdad", broken), ("summary", broken)):
+        code, out_text, err = run(*command)
+        assert code == 1 and out_text == "" and message in err and "Traceback" not in err, err
+
+
+def test_results_from_a_newer_mbutils_are_refused(bundle, tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    from mbutils.base.provenance import METADATA_KEY
+
+    out = tmp_path / "r.parquet"
+    assert experiment(bundle, out)[0] == 0
+    arrow = pq.read_table(out)
+    prov = json.loads(arrow.schema.metadata[METADATA_KEY])
+    for record in prov["experiments"].values():
+        record["mbutils_version"] = "99.0.0"
+    pq.write_table(arrow.replace_schema_metadata({**arrow.schema.metadata, METADATA_KEY: json.dumps(prov).encode()}),
+                   tmp_path / "future.parquet")
+    code, _, err = run("mdad", tmp_path / "future.parquet")
+    assert code == 1 and "written by mbutils 99.0.0, newer than this" in err, err

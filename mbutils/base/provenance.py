@@ -80,6 +80,7 @@ def _ids(table: pd.DataFrame) -> pd.Series:
 
 def check_unmixed(table: pd.DataFrame) -> None:
     """Refuse a table that mixes experiments or repeats a (run, selector, size, model) key."""
+    check_version(table)
     ids = _ids(table)
     if len(ids) > 1:
         shown = ", ".join(f"{i!r} ({n:,} rows)" for i, n in list(ids.items())[:4])
@@ -101,6 +102,23 @@ def check_unmixed(table: pd.DataFrame) -> None:
             f"model {first['model']!r} in rows {', '.join(str(r + 2) for r in twins[:3])} (counting the "
             "header as row 1): it looks like two experiments concatenated. Split it by experiment, "
             + COMBINE_HINT)
+
+
+def check_version(table: pd.DataFrame) -> None:
+    """Refuse results a newer mbutils wrote (a later major or minor version may change their meaning)."""
+    from mbutils import __version__
+
+    ours = tuple(int(part) for part in __version__.split(".")[:2])
+    for record in records(table).values():
+        raw = str(record.get("mbutils_version") or "")
+        try:
+            theirs = tuple(int(part) for part in raw.split(".")[:2])
+        except ValueError:
+            raise ResultsError(f"results table: its provenance names mbutils version {raw!r}, which is not a "
+                               "version number; was the file edited?") from None
+        if theirs > ours:
+            raise ResultsError(f"results table: written by mbutils {raw}, newer than this {__version__}; "
+                               "read it with that version, or re-run the experiment with this one")
 
 
 def check_bundle(table: pd.DataFrame, bundle_hash: str, bundle: str, where: str) -> None:

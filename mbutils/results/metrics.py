@@ -53,6 +53,60 @@ def check_results(results: pd.DataFrame) -> None:
     if results.empty:
         raise ResultsError("results table is empty")
     check_unmixed(results)
+    _check_values(results)
+
+
+def _first_row(mask) -> str:
+    """'row N' of the first True in ``mask``, counting the header as row 1 (as a spreadsheet does)."""
+    return f"row {int(np.flatnonzero(np.asarray(mask))[0]) + 2}"
+
+
+def _shown(value) -> str:
+    """A cell as a message shows it: numbers plainly (nan, inf, 55), anything else quoted."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return f"{float(value):g}"
+    return repr(str(value))
+
+
+def _check_values(results: pd.DataFrame) -> None:
+    """Refuse values no experiment writes, naming the column and the first row: numbers computed from
+    them (an MDAD moved by one row's impossible count) would look like results."""
+    if results["selector"].isna().any() or (results["selector"].astype(str).str.strip() == "").any():
+        raise ResultsError(f"results table: {_first_row(results['selector'].isna() | (results['selector'].astype(str).str.strip() == ''))} "
+                           "has no selector; every row needs one")
+    numbers = {}
+    for column in ("run", "size", "estimate", "seen_correct", "n_seen", "unseen_correct", "n_unseen"):
+        values = pd.to_numeric(results[column], errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            raise ResultsError(f"results table: column {column!r}, {_first_row(bad)} holds "
+                               f"{_shown(results[column].iloc[int(np.flatnonzero(bad)[0])])}, not a finite number")
+        if column != "estimate" and (values != np.round(values)).any():
+            off = values != np.round(values)
+            raise ResultsError(f"results table: column {column!r}, {_first_row(off)} holds "
+                               f"{_shown(values[off][0])}; it must be a whole number")
+        numbers[column] = values
+    est = numbers["estimate"]
+    if ((est < -1e-9) | (est > 1 + 1e-9)).any():
+        off = (est < -1e-9) | (est > 1 + 1e-9)
+        hint = " (estimates look like percentages: they are shares, 0 to 1)" if est.max() <= 100 else ""
+        raise ResultsError(f"results table: column 'estimate', {_first_row(off)} holds {_shown(est[off][0])}, outside "
+                           f"0 to 1{hint}")
+    checks = [(numbers["run"] < 0, "'run' is negative"), (numbers["size"] < 1, "'size' is below 1"),
+              (numbers["n_seen"] < 1, "'n_seen' is below 1"), (numbers["n_unseen"] < 0, "'n_unseen' is negative"),
+              ((numbers["seen_correct"] < 0) | (numbers["seen_correct"] > numbers["n_seen"]),
+               "'seen_correct' is not between 0 and 'n_seen'"),
+              ((numbers["unseen_correct"] < 0) | (numbers["unseen_correct"] > numbers["n_unseen"]),
+               "'unseen_correct' is not between 0 and 'n_unseen'")]
+    for bad, what in checks:
+        if bad.any():
+            raise ResultsError(f"results table: {_first_row(bad)}: {what}; it must come from "
+                               "`python -m mbutils experiment`")
+    for group_column in ("n_seen", "n_unseen"):
+        per_run = pd.Series(numbers[group_column]).groupby(numbers["run"]).nunique()
+        if (per_run > 1).any():
+            raise ResultsError(f"results table: run {per_run.index[per_run > 1][0]:g} has different "
+                               f"'{group_column}' values; one run judges every target on the same items")
 
 
 def _split_columns(split: str) -> tuple[str, str]:
