@@ -192,3 +192,18 @@ def test_bad_inputs_give_clear_errors(tmp_path, bench):
         audit(bench, list(bench.items), truth="rest")
     with pytest.raises(ProtocolError, match="no target set named 'big'"):
         audit(bench, ["q0001"], models="big")
+
+
+def test_items_starting_with_a_hash_are_ids_and_huge_weights_do_not_overflow(tmp_path):
+    import numpy as np
+
+    from mbutils.data.benchmark import Benchmark
+    from mbutils.results.auditing import read_items, resolve_items
+
+    listed = tmp_path / "items.txt"
+    listed.write_text("# chosen by hand\n#q1\nq2\n#\n\n#q3\n")
+    assert read_items(listed)[0] == ["#q1", "q2", "#q3"]
+    bench = Benchmark(name="h", correct=np.eye(4, dtype=np.int8), models=["a", "b", "c", "d"],
+                      items=["#q1", "q2", "#q3", "q4"], subtasks=["s"] * 4)
+    index, weights = resolve_items(bench, ["#q1", "q2", "#q3"], [1e308, 1e308, 5e307])
+    assert index.tolist() == [0, 1, 2] and np.allclose(weights, [0.4, 0.4, 0.2])

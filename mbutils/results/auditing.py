@@ -62,7 +62,11 @@ def _read_table(path: Path) -> pd.DataFrame:
 
 
 def _read_lines(path: Path) -> tuple[list[str], list[int]]:
-    """Non-empty, non-comment lines (stripped) and their 1-based line numbers."""
+    """Non-empty, non-comment lines (stripped) and their 1-based line numbers.
+
+    A comment is a line whose ``#`` is followed by a space or nothing (``# chosen by hand``);
+    ``#q17`` is an item id, since real ids may start with ``#``.
+    """
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as err:
@@ -70,7 +74,7 @@ def _read_lines(path: Path) -> tuple[list[str], list[int]]:
     values, lines = [], []
     for number, line in enumerate(text.splitlines(), start=1):
         line = line.strip()
-        if line and not line.startswith("#"):
+        if line and not (line == "#" or line.startswith(("# ", "#\t"))):
             values.append(line)
             lines.append(number)
     return values, lines
@@ -89,7 +93,7 @@ def read_items(path: str | Path) -> tuple[list[str], np.ndarray | None]:
     """Item names (and weights, if the file has a ``weight`` column) from an items file.
 
     A ``.csv``/``.tsv`` file needs an ``item`` column (optional ``weight``); any other file
-    lists one item per line (blank lines and ``#`` comments are skipped).
+    lists one item per line (blank lines and ``# `` comments are skipped; ``#q17`` is an id).
     """
     path = Path(path)
     if not path.is_file():
@@ -191,8 +195,9 @@ def resolve_items(benchmark: Benchmark, items: Sequence[str], weights=None) -> t
     if (w < 0).any():
         bad = np.flatnonzero(w < 0)
         raise ProtocolError(f"weights must not be negative: {_names([f'{names[i]}={w[i]:g}' for i in bad])}")
-    if w.sum() <= 0:
+    if w.max() <= 0:
         raise ProtocolError("weights are all zero; at least one item needs a positive weight")
+    w = w / w.max()  # scaled first: weights as large as 1e308 would overflow their sum to inf
     return index, w / w.sum()
 
 
