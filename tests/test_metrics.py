@@ -168,3 +168,13 @@ def test_summary_of_runs_whose_tau_is_undefined_is_nan_without_a_warning():
         warnings.simplefilter("error")
         row = summary_table(table).iloc[0]
     assert np.isnan(row["tau"]) and np.isnan(row["tau_sd"]) and row["error"] == pytest.approx(5.0)
+
+
+def test_a_bin_width_with_float_noise_is_read_as_the_width_meant():
+    import numpy as np
+
+    from mbutils.results.metrics import gap_bins
+
+    diff, n = np.array([[0, 3, 7, 70, 140]]), np.array([100])
+    assert (gap_bins(diff, n, 0.7000000000000001) == gap_bins(diff, n, 0.7)).all()
+    assert gap_bins(diff, n, 0.7).tolist() == [[0, 4, 10, 100, 200]]

@@ -168,10 +168,14 @@ MIN_BIN_WIDTH = 0.01
 
 
 def gap_bins(true_diff: np.ndarray, n_items: np.ndarray, bin_width: float = 0.5) -> np.ndarray:
-    """Floored bin of |accuracy gap| in points, exact: (100·|Δc|) // (width·N)."""
-    width = Fraction(str(bin_width))
-    if width <= 0:
-        raise ResultsError(f"bin width must be positive, got {bin_width}")
+    """Floored bin of |accuracy gap| in points, exact: (100·|Δc|) // (width·N).
+
+    The width is read as the nearest fraction with a denominator up to a million, so a width
+    typed with float noise (0.7000000000000001) is 7/10 and the integer products cannot overflow.
+    """
+    width = Fraction(str(bin_width)).limit_denominator(10**6)
+    if width <= 0 or not np.isfinite(float(bin_width)):
+        raise ResultsError(f"bin width must be a positive number, got {bin_width}")
     n = np.asarray(n_items, dtype=np.int64).reshape(-1, *([1] * (np.ndim(true_diff) - 1)))
     return (100 * width.denominator * np.abs(true_diff)) // (width.numerator * n)
 
