@@ -5,6 +5,29 @@ from __future__ import annotations
 from mbutils.base.errors import BookError
 
 
+def _whole(value, what: str) -> int:
+    """An integer from papermill's text or number; 2.0 is 2, but 2.9, inf, nan and 'abc' are refused."""
+    if isinstance(value, bool):
+        raise BookError(f"parameter {what!r}: expected a whole number, got {value!r}")
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                raise BookError(f"parameter {what!r}: expected a whole number, got {value!r}") from None
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")) or not value.is_integer():
+            raise BookError(f"parameter {what!r}: expected a whole number, got {value!r}")
+        return int(value)
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise BookError(f"parameter {what!r}: expected a whole number, got {value!r}") from None
+
+
 def int_list(value, what: str = "sizes") -> list[int] | None:
     """``None``, ``"10,25"``, ``10`` or ``[10, 25]`` -> ``None`` or a list of ints (papermill-friendly)."""
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "profile")):
@@ -16,11 +39,11 @@ def int_list(value, what: str = "sizes") -> list[int] | None:
     else:
         parts = list(value)
     try:
-        out = [int(p) for p in parts]
-    except (TypeError, ValueError):
-        raise BookError(f"{what}: expected integers such as '10,25,50', got {value!r}") from None
+        out = [_whole(p, what) for p in parts]
+    except BookError:
+        raise BookError(f"parameter {what!r}: expected whole numbers such as '10,25,50', got {value!r}") from None
     if not out or min(out) < 1:
-        raise BookError(f"{what}: expected positive integers, got {value!r}")
+        raise BookError(f"parameter {what!r}: expected positive whole numbers, got {value!r}")
     return out
 
 
@@ -38,10 +61,7 @@ def name_list(value, what: str = "selectors") -> list[str] | None:
 def _opt_int(value, what: str) -> int | None:
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "profile")):
         return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise BookError(f"{what}: expected an integer, got {value!r}") from None
+    return _whole(value, what)
 
 
 def parse_cases(cases) -> list[tuple[str, str]]:

@@ -245,7 +245,7 @@ def configure(data: str, *, sizes=None, runs=None, sources=None, targets=None, s
     source_size = spec.source_size if spec.source_size in chosen else min(spec.source_size, max(chosen))
     return Setting(
         data=choice, profile=profile, sizes=chosen,
-        protocol=Protocol(n_sources=n_sources, n_targets=n_targets, n_runs=runs_i or spec.runs, seed=int(seed),
+        protocol=Protocol(n_sources=n_sources, n_targets=n_targets, n_runs=runs_i or spec.runs, seed=_opt_int(seed, "seed") or 0,
                           target_set=target_set),
         source_counts=sorted(counts), source_runs=counts_runs or min(spec.source_runs, runs_i or spec.source_runs),
         source_size=source_size, jobs=_opt_int(jobs, "jobs") or default_jobs(), overrides=overrides,
