@@ -243,8 +243,15 @@ def cmd_summary(args) -> int:
 def cmd_combine(args) -> int:
     from mbutils.base.provenance import combine
 
+    from mbutils.results.metrics import check_results
+
     _check_out(args.out, args.results)
     tables = [_read_results(path) for path in args.results]
+    for table, path in zip(tables, args.results):
+        try:
+            check_results(table)
+        except ResultsError as err:
+            raise ResultsError(f"{path}: {err}") from None
     combined = combine(tables, [str(path) for path in args.results])
     _write_table(combined, args.out)
     print(f"wrote {len(combined):,} rows of {len(tables)} experiments ({combined['run'].nunique()} runs) "
@@ -876,6 +883,10 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         print(f"error: {_os_message(err)}", file=sys.stderr)
         return 1
     except Exception as err:  # noqa: BLE001 -- anything else is a bug; say so in one line
+        if isinstance(err, RuntimeError) and "home directory" in str(err):  # Path.expanduser on '~nouser/x'
+            print("error: a path starts with '~' and a user name this machine does not know; give the full path",
+                  file=sys.stderr)
+            return 1
         if args.debug:
             traceback.print_exc()
         text = str(err).splitlines()[0][:200] if str(err) else ""

@@ -484,3 +484,25 @@ def test_results_from_a_newer_mbutils_are_refused(bundle, tmp_path):
                    tmp_path / "future.parquet")
     code, _, err = run("mdad", tmp_path / "future.parquet")
     assert code == 1 and "written by mbutils 99.0.0, newer than this" in err, err
+
+
+def test_combine_on_an_empty_or_malformed_table_and_an_unknown_home_are_refusals(bundle, tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    from mbutils.base.provenance import METADATA_KEY
+
+    a = tmp_path / "a.parquet"
+    experiment(bundle, a, "--seed", "1")
+    empty = tmp_path / "empty.csv"
+    pd.read_parquet(a).iloc[:0].to_csv(empty, index=False)
+    code, _, err = run("combine", a, empty, "--out", tmp_path / "x.parquet")
+    assert code == 1 and "empty.csv: results table is empty" in err, err
+    arrow = pq.read_table(a)
+    bad = tmp_path / "bad.parquet"
+    pq.write_table(arrow.replace_schema_metadata({METADATA_KEY: json.dumps({"experiments": ["x"]}).encode()}), bad)
+    code, _, err = run("combine", bad, a, "--out", tmp_path / "y.parquet")
+    assert code == 1 and "provenance metadata is malformed" in err, err
+    code, _, err = run("validate", "~no-such-user-here/bundle")
+    assert code == 1 and "a user name this machine does not know" in err, err

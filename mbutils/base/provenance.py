@@ -49,7 +49,14 @@ def stamp(table: pd.DataFrame, record: dict) -> pd.DataFrame:
 
 def records(table: pd.DataFrame) -> dict[str, dict]:
     """The experiments a table's metadata describes, by id (empty when it has none)."""
-    return dict((table.attrs.get("provenance") or {}).get("experiments") or {})
+    prov = table.attrs.get("provenance") or {}
+    experiments = prov.get("experiments") if isinstance(prov, dict) else None
+    if experiments is None:
+        return {}
+    if not isinstance(experiments, dict) or not all(isinstance(r, dict) for r in experiments.values()):
+        raise ResultsError("results table: its provenance metadata is malformed (each experiment must be a "
+                           "record); was the file edited? Re-run the experiment to get a clean table")
+    return dict(experiments)
 
 
 def parquet_metadata(table: pd.DataFrame) -> dict[bytes, bytes]:
