@@ -307,3 +307,14 @@ def test_the_item_map_is_the_selectors_own_view_and_its_outside_set_is_the_trimm
         assert not coords["outside_box"].to_numpy()[micro.items].any()
     again = make_selector("diversity").prepare(source, np.random.default_rng(1))  # prepare ignores its rng
     np.testing.assert_array_equal(again.candidates, state.candidates)
+
+
+def test_a_handful_of_items_each_extreme_somewhere_still_gives_candidates():
+    """4 to 12 items: the quantile box can hold none, and then every item is a candidate."""
+    import numpy as np
+
+    from mbutils.methods.selectors.diversity import trim_and_rescale
+
+    scores = np.eye(4) * np.array([1.0, 2.0, 3.0, 4.0])  # each item extreme in its own dimension
+    keep, features = trim_and_rescale(scores, 0.01, 1.0)
+    assert keep.tolist() == [0, 1, 2, 3] and features.shape[0] == 4 and np.abs(features).max() <= 1.0

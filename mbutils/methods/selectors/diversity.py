@@ -109,11 +109,15 @@ def trim_and_rescale(scores: np.ndarray, trim: float, scale: float) -> tuple[np.
 
     Returns (indices of the kept rows, their features). A dimension that is constant on
     the kept rows carries no information and is dropped (the reference divides by zero).
+    With a handful of items each can be extreme in some dimension, so the box may hold none:
+    then every item is a candidate (there is nothing to trim).
     """
     if scores.shape[1] == 0:
         return np.arange(len(scores)), scores
     low, high = np.quantile(scores, [trim, 1.0 - trim], axis=0)
     keep = np.flatnonzero(np.all((scores >= low) & (scores <= high), axis=1))
+    if len(keep) == 0:
+        keep = np.arange(len(scores))
     return keep, box_coordinates(scores, keep, scale)[keep]
 
 
