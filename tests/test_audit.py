@@ -207,3 +207,13 @@ def test_items_starting_with_a_hash_are_ids_and_huge_weights_do_not_overflow(tmp
                       items=["#q1", "q2", "#q3", "q4"], subtasks=["s"] * 4)
     index, weights = resolve_items(bench, ["#q1", "q2", "#q3"], [1e308, 1e308, 5e307])
     assert index.tolist() == [0, 1, 2] and np.allclose(weights, [0.4, 0.4, 0.2])
+
+
+def test_an_audit_too_large_for_memory_is_refused_with_the_largest_that_fits():
+    from mbutils import load_benchmark
+    from mbutils.base.errors import ProtocolError
+    from mbutils.results.auditing import audit
+
+    bench = load_benchmark("synthetic-gpqa")
+    with pytest.raises(ProtocolError, match=r"87,990 pairs each\) would need about 352 GB; use at most 568 \(the"):
+        audit(bench, list(bench.items[:10]), n_random=100_000)

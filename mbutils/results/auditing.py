@@ -47,6 +47,10 @@ _LISTED = 5
 # Reading item and weight files
 # ---------------------------------------------------------------------------------------
 
+
+#: Most (random subsets x model pairs) an audit holds at once: about 2 GB of pair arrays.
+MAX_RANDOM_PAIRS = 50_000_000
+
 def _is_table(path: Path) -> bool:
     return path.suffix.lower() in (".csv", ".tsv")
 
@@ -258,9 +262,12 @@ def _tables(benchmark: Benchmark, models: np.ndarray, items: np.ndarray, weights
 
     draws = np.stack([rng_for(seed, "audit", r).choice(n_items, size=k, replace=False)
                       for r in range(n_random)])
-    chosen = np.zeros((n_random, n_items))
-    chosen[np.arange(n_random)[:, None], draws] = 1.0
-    rand_correct = chosen @ correct.T  # (R, T) correct counts on each draw
+    # (R, T) correct counts on each draw, gathered in chunks of about 20 million cells: a dense
+    # draws-by-items indicator would take R x N x 8 bytes (4.6 GB for 100,000 draws of BBH)
+    rand_correct = np.empty((n_random, len(models)))
+    step = max(1, 20_000_000 // max(1, len(models) * k))
+    for start in range(0, n_random, step):
+        rand_correct[start:start + step] = correct[:, draws[start:start + step]].sum(axis=2).T
     t_correct, t_n = truth_of(rand_correct)
     random = _tidy(names, rand_correct / k, np.rint(t_correct).astype(np.int64), t_n, full, RANDOM, k)
     return micro, random
@@ -435,6 +442,12 @@ def audit(benchmark: Benchmark, items: Sequence[str], weights=None, *, n_random:
     if truth == "rest" and len(index) == benchmark.n_items:
         raise ProtocolError("the micro-benchmark holds every item, so no items are left for truth='rest'")
     models_idx = _resolve_models(benchmark, models)
+    n_pairs = len(models_idx) * (len(models_idx) - 1) // 2
+    if int(n_random) * n_pairs > MAX_RANDOM_PAIRS:  # every random subset's pairs are held at once (~40 bytes each)
+        most = max(1, MAX_RANDOM_PAIRS // max(1, n_pairs))
+        raise ProtocolError(f"{int(n_random):,} random subsets of {len(models_idx)} models ({n_pairs:,} pairs each) "
+                            f"would need about {int(n_random) * n_pairs * 40 / 1e9:.0f} GB; use at most {most:,} "
+                            "(the baseline's interval is already tight at 1,000)")
     micro, random = _tables(benchmark, models_idx, index, w, int(n_random), seed, truth)
     results = pd.concat([micro, random], ignore_index=True)
 
