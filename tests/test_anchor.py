@@ -243,3 +243,17 @@ def test_a_chapter_recomputes_the_experiments_anchors_whatever_the_blas_threads(
     with threadpool_limits(limits=2):
         again = book.pick("anchor_points", source, 10, seed=0)[2].estimate(targets, conf)
     np.testing.assert_array_equal(again, expected.to_numpy())
+
+
+def test_anchor_points_refuses_a_matrix_larger_than_its_limit(monkeypatch):
+    import numpy as np
+
+    from mbutils import AnchorPoints, SourceData
+    from mbutils.base.errors import SelectorError
+    from mbutils.methods.selectors import anchor
+
+    monkeypatch.setattr(anchor, "MAX_MATRIX_BYTES", 1000)  # 16 float32 items = 1,024 bytes
+    source = SourceData(correct=np.random.default_rng(0).integers(0, 2, (5, 16)))
+    with pytest.raises(SelectorError, match=r"16 x 16 dissimilarity matrix \(0.0 GB in float32\)"):
+        AnchorPoints().prepare(source, np.random.default_rng(0))
+    AnchorPoints(dtype="float32").prepare(SourceData(correct=source.correct[:, :15]), np.random.default_rng(0))

@@ -48,6 +48,9 @@ def item_correlation(proxy: np.ndarray, dtype="float64") -> np.ndarray:
     return corr
 
 
+#: Largest dissimilarity matrix Anchor Points builds (bytes): 4 GB, about 31,600 items in float32.
+MAX_MATRIX_BYTES = 4_000_000_000
+
 @dataclass
 class AnchorPrepared:
     """Dissimilarity 1 - correlation between seen items (symmetric, zero diagonal), and a memo.
@@ -153,6 +156,11 @@ class AnchorPoints(Selector):
     def prepare(self, source: SourceData, rng: np.random.Generator) -> AnchorPrepared:
         """1 - correlation, turned into a dissimilarity in place (no second N x N copy)."""
         self.validate_params()
+        n, itemsize = source.n_items, np.dtype(self.dtype).itemsize
+        if n * n * itemsize > MAX_MATRIX_BYTES:
+            raise SelectorError(f"{self.name} on {n:,} seen items needs a {n:,} x {n:,} dissimilarity matrix "
+                                f"({n * n * itemsize / 1e9:.1f} GB in {self.dtype}), more than the "
+                                f"{MAX_MATRIX_BYTES / 1e9:.0f} GB it may take; run it on a subset of the items")
         dissimilarity = item_correlation(source.proxy, self.dtype)
         np.subtract(1.0, dissimilarity, out=dissimilarity)  # diagonal becomes exactly 0
         return AnchorPrepared(dissimilarity)
