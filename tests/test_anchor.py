@@ -253,7 +253,8 @@ def test_anchor_points_refuses_a_matrix_larger_than_its_limit(monkeypatch):
     from mbutils.methods.selectors import anchor
 
     monkeypatch.setattr(anchor, "MAX_MATRIX_BYTES", 1000)  # 16 float32 items = 1,024 bytes
-    source = SourceData(correct=np.random.default_rng(0).integers(0, 2, (5, 16)))
+    source = SourceData(correct=np.random.default_rng(0).integers(0, 2, (5, 16)), subtasks=np.zeros(16, int))
     with pytest.raises(SelectorError, match=r"16 x 16 dissimilarity matrix \(0.0 GB in float32\)"):
         AnchorPoints().prepare(source, np.random.default_rng(0))
-    AnchorPoints(dtype="float32").prepare(SourceData(correct=source.correct[:, :15]), np.random.default_rng(0))
+    small = SourceData(correct=source.correct[:, :15], subtasks=np.zeros(15, int))  # 900 bytes: allowed
+    assert AnchorPoints().prepare(small, np.random.default_rng(0)).n_items == 15
