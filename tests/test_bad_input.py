@@ -232,3 +232,22 @@ def test_a_written_results_file_has_ordinary_permissions(out_dir):
         os.umask(old)
     assert code == 0, err
     assert out.stat().st_mode & 0o777 == 0o644
+
+
+def test_validate_refuses_names_no_command_can_take(tmp_path):
+    """Names with a line break, a tab, or only spaces: validate says which row, before any command trips on them."""
+    import csv
+
+    from helpers import run_cli
+
+    folder = tmp_path / "names"
+    folder.mkdir()
+    with open(folder / "responses.csv", "w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(["model", "q1", "q\t2", "q3"])
+        out.writerows([["a", 1, 0, 1], ["b\nc", 0, 1, 1], ["   ", 1, 1, 0], ["d", 0, 0, 1]])
+    (folder / "items.csv").write_text("item,subtask\nq1,s\n\"q\t2\",s\nq3,s\n")
+    code, out_text, err = run_cli("validate", folder)
+    assert code == 1, out_text + err
+    assert "have an item name that is only white space or holds a line break or tab" in out_text
+    assert "model name that is only white space or holds a line break or tab" in out_text

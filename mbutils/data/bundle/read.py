@@ -375,6 +375,13 @@ def _value_hint(raw: str) -> str:
     return ""
 
 
+def _unusable(names: np.ndarray) -> np.ndarray:
+    """Positions of names no command can take: only white space, or a line break or tab inside
+    (options, logs and tables would split or lose them)."""
+    text = pd.Series(names, dtype=object).astype(str)
+    return np.flatnonzero(((text.str.strip() == "") & (text != "")) | text.str.contains(r"[\r\n\t]", regex=True))
+
+
 def _duplicates(names: np.ndarray, lines) -> tuple[list[tuple[str, list]], int]:
     """(name, positions) for the first MAX_LISTED repeated names, and how many names repeat."""
     dup = _index(names).duplicated(keep=False)
@@ -415,6 +422,11 @@ def _read_responses(folder: Path, log: _Log) -> _Responses | None:
     if empty.size:
         log.error(RESPONSES, "row 1 (header)",
                   f"column(s) {_numbers((empty + 2).tolist())} have no item name")
+    odd = _unusable(items)
+    if odd.size:
+        log.error(RESPONSES, "row 1 (header)",
+                  f"column(s) {_numbers((odd + 2).tolist())} have an item name that is only white space or holds a "
+                  "line break or tab; give each item a plain name")
     dups, n_dups = _duplicates(items, np.arange(2, items.size + 2))
     log.listing(
         RESPONSES,
@@ -445,6 +457,10 @@ def _read_responses(folder: Path, log: _Log) -> _Responses | None:
     empty_models = np.flatnonzero(resp.models == "")
     if empty_models.size:
         log.error(RESPONSES, f"row(s) {_numbers(resp.lines[empty_models].tolist())}", "empty model name")
+    odd = _unusable(resp.models)
+    if odd.size:
+        log.error(RESPONSES, f"row(s) {_numbers(resp.lines[odd].tolist())}",
+                  "model name that is only white space or holds a line break or tab; give each model a plain name")
     dups, n_dups = _duplicates(resp.models, resp.lines)
     log.listing(
         RESPONSES,
@@ -533,6 +549,10 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
     blank = np.flatnonzero(names == "")
     if blank.size:
         log.error(ITEMS, f"row(s) {_numbers(lines[blank].tolist())}", "empty item name")
+    odd = _unusable(names)
+    if odd.size:
+        log.error(ITEMS, f"row(s) {_numbers(lines[odd].tolist())}",
+                  "item name that is only white space or holds a line break or tab; give each item a plain name")
     dups, n_dups = _duplicates(names, lines)
     log.listing(
         ITEMS,
