@@ -466,7 +466,10 @@ def cmd_plan(args) -> int:
         power = pair_power(bench, args.pair[0], args.pair[1], sizes=args.sizes, agreement=args.agreement)
         sys.stdout.write(format_pair_power(power, args.sizes))
         return 0
-    args.sizes = args.sizes or [10, 25, 50, 100, 200]
+    if not args.sizes:  # the cached experiments looked up: the default sizes that fit this bundle
+        from mbutils.methods.experiment import n_seen_items
+
+        args.sizes = [k for k in (10, 25, 50, 100, 200) if k <= n_seen_items(bench)] or [n_seen_items(bench)]
     protocol = _protocol_from(args)
     if args.results:
         results = _results_of(bench, args.results)
