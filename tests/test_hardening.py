@@ -506,3 +506,19 @@ def test_combine_on_an_empty_or_malformed_table_and_an_unknown_home_are_refusals
     assert code == 1 and "provenance metadata is malformed" in err, err
     code, _, err = run("validate", "~no-such-user-here/bundle")
     assert code == 1 and "a user name this machine does not know" in err, err
+
+
+def test_work_folders_of_killed_writers_are_cleared_and_live_ones_kept(tmp_path):
+    """A writer killed mid-way leaves '.NAME.new-PID-HEX/'; the next write of NAME removes it, unless PID lives."""
+    from mbutils.base.folders import fresh_sibling
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    target = tmp_path / "b"
+    stale = tmp_path / f".b.new-{dead_pid}-abcd1234"
+    live = tmp_path / f".b.new-{os.getpid()}-0000ffff"
+    other = tmp_path / ".c.new-1-abcd"
+    for folder in (stale, live, other):
+        folder.mkdir()
+    fresh = fresh_sibling(target, "new")
+    assert not stale.exists() and live.exists() and other.exists() and fresh.name.startswith(f".b.new-{os.getpid()}-")

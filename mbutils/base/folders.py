@@ -11,10 +11,37 @@ from pathlib import Path
 from typing import Callable
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+def clear_stale(parent: Path, prefix: str) -> None:
+    """Remove ``parent/<prefix><pid>-<hex>`` work folders whose process is gone (killed mid-write).
+
+    Each work folder carries its writer's process id, so a folder of a run still going, in
+    this or another process, is never touched.
+    """
+    if not parent.is_dir():
+        return
+    for path in parent.glob(f"{prefix}*"):
+        pid, _, rest = path.name[len(prefix):].partition("-")
+        if pid.isdigit() and rest and path.is_dir() and not path.is_symlink() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
 def fresh_sibling(target: Path, tag: str) -> Path:
-    """A new, empty hidden folder next to ``target`` (created with the default permissions)."""
+    """A new, empty hidden folder next to ``target`` (created with the default permissions),
+    named with this process's id; leftovers of killed writers of the same target go first."""
+    prefix = f".{target.name}.{tag}-"
+    clear_stale(target.parent, prefix)
     while True:
-        path = target.with_name(f".{target.name}.{tag}-{secrets.token_hex(4)}")
+        path = target.with_name(f"{prefix}{os.getpid()}-{secrets.token_hex(4)}")
         try:
             path.mkdir()
             return path

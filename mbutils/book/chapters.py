@@ -22,6 +22,7 @@ from pathlib import Path
 
 from mbutils.data.datapath import pin_environment
 from mbutils.base.errors import ChapterError
+from mbutils.base.folders import clear_stale
 from mbutils.book.profiles import PROFILES
 from mbutils.base.validation import check_choice
 
@@ -261,8 +262,9 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
     pin_environment()  # the kernel's working directory is chapters/, not the caller's
     out.mkdir(parents=True, exist_ok=True)
     # sockets in a short private folder (Unix socket paths are limited to about 100 bytes)
+    clear_stale(out, f".{source.stem}-")  # a run killed before its clean-up left its work folder
     with tempfile.TemporaryDirectory(prefix="mbutils-kernel-") as sockets, \
-            tempfile.TemporaryDirectory(dir=out, prefix=f".{source.stem}-") as tmp:
+            tempfile.TemporaryDirectory(dir=out, prefix=f".{source.stem}-{os.getpid()}-") as tmp:
         manager = {"kernel_manager_class": cls} if (cls := _kernel_manager_class(sockets)) else {}
         executed = Path(tmp) / f"{source.stem}.ipynb"
         unexecuted = to_notebook(source, Path(tmp) / f"{source.stem}.source.ipynb")
