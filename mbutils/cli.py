@@ -13,6 +13,7 @@ import sys
 import traceback
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from mbutils import __version__
@@ -451,6 +452,18 @@ def _results_of(bench, path: str) -> pd.DataFrame:
     if unknown:
         shown = ", ".join(map(repr, unknown[:3])) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
         raise ResultsError(f"{path}: models {shown} are not in bundle {bench.name!r}; these results come "
+                           "from another bundle")
+    # a CSV carries no provenance: the counts themselves must be this bundle's (seen + unseen = all items,
+    # and each model's correct answers on them = its correct answers on the bundle)
+    totals = pd.Series(np.nansum(bench.correct, axis=1), index=bench.models.astype(str))
+    items = results["n_seen"].to_numpy(np.int64) + results["n_unseen"].to_numpy(np.int64)
+    right = results["seen_correct"].to_numpy(np.int64) + results["unseen_correct"].to_numpy(np.int64)
+    off = (items != bench.n_items) | (right != totals[results["model"].astype(str)].to_numpy().round().astype(np.int64))
+    if off.any():
+        row = int(np.flatnonzero(off)[0])
+        raise ResultsError(f"{path}: row {row + 2} (model {results['model'].iloc[row]!r}) counts {right[row]} right of "
+                           f"{items[row]} items, which is not its result on bundle {bench.name!r} "
+                           f"({int(totals[str(results['model'].iloc[row])])} of {bench.n_items}); these results come "
                            "from another bundle")
     return results
 

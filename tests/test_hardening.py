@@ -522,3 +522,16 @@ def test_work_folders_of_killed_writers_are_cleared_and_live_ones_kept(tmp_path)
         folder.mkdir()
     fresh = fresh_sibling(target, "new")
     assert not stale.exists() and live.exists() and other.exists() and fresh.name.startswith(f".b.new-{os.getpid()}-")
+
+
+def test_plan_refuses_a_csv_of_another_bundle_with_the_same_model_names(bundle, tmp_path):
+    """CSV has no provenance; the counts give another bundle away (same names, other answers)."""
+    out = tmp_path / "r.parquet"
+    assert experiment(bundle, out)[0] == 0
+    twin = save_bundle(random_benchmark(n_models=40, seed=9), tmp_path / "twin")  # same names, other answers
+    as_csv = tmp_path / "r.csv"
+    pd.read_parquet(out).to_csv(as_csv, index=False)
+    code, _, err = run("plan", "--data", twin, "--gap", "10", "--bin-width", "5", "--results", as_csv)
+    assert code == 1 and "which is not its result on bundle" in err, err
+    code, _, err = run("plan", "--data", bundle, "--gap", "10", "--bin-width", "5", "--results", as_csv)
+    assert code == 0, err
