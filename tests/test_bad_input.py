@@ -251,3 +251,14 @@ def test_validate_refuses_names_no_command_can_take(tmp_path):
     assert code == 1, out_text + err
     assert "have an item name that is only white space or holds a line break or tab" in out_text
     assert "model name that is only white space or holds a line break or tab" in out_text
+
+
+def test_validate_warns_of_model_names_a_spreadsheet_would_run(tmp_path):
+    from helpers import run_cli
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "responses.csv").write_text("model,q1,q2\n=HYPERLINK(1),1,0\nplain,0,1\n+a,1,1\n")
+    (folder / "items.csv").write_text("item,subtask\nq1,s\nq2,s\n")
+    code, out_text, _ = run_cli("validate", folder)
+    assert code == 0 and "warning" in out_text and "may run it as a formula" in out_text and "row(s) 2 and 4" in out_text

@@ -457,6 +457,11 @@ def _read_responses(folder: Path, log: _Log) -> _Responses | None:
     empty_models = np.flatnonzero(resp.models == "")
     if empty_models.size:
         log.error(RESPONSES, f"row(s) {_numbers(resp.lines[empty_models].tolist())}", "empty model name")
+    formula = np.flatnonzero(pd.Series(resp.models, dtype=object).astype(str).str.match(r"^[=+@]"))
+    if formula.size:
+        log.warn(RESPONSES, f"row(s) {_numbers(resp.lines[formula].tolist())}",
+                 "model name starts with '=', '+' or '@': a spreadsheet opening a CSV of results may run it as a "
+                 "formula; rename the model if the results will be opened in one")
     odd = _unusable(resp.models)
     if odd.size:
         log.error(RESPONSES, f"row(s) {_numbers(resp.lines[odd].tolist())}",
