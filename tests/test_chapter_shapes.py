@@ -11,9 +11,11 @@ show a note instead — not the numbers.
 from __future__ import annotations
 
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -34,6 +36,20 @@ def _blank_cells(folder):
     return folder
 
 
+HOSTILE = ("<img src=x onerror=alert(1)>", "<script>alert(2)</script>", "*star* _under_ [link](x)",
+           "{ref}`nope`", "$\\frac{1}{$", "a|b", "<svg onload=alert(3)>")
+
+
+def _hostile_names():
+    """Every name of the bundle is markup of some kind: HTML, Markdown, a MyST role, mathtext, a pipe."""
+    bench = random_benchmark(n_models=24, subtask_sizes=(30, 20), seed=6, name="hostile")
+    models = [f"{HOSTILE[i % len(HOSTILE)]} m{i}" for i in range(bench.n_models)]
+    items = [f"{HOSTILE[j % len(HOSTILE)]} q{j}" for j in range(bench.n_items)]
+    subtasks = np.where(np.asarray(bench.subtasks) == "s0", HOSTILE[0], HOSTILE[4])
+    return type(bench)(name="hostile", correct=bench.correct, models=models, items=items, subtasks=subtasks,
+                       target_sets={"first_five": models[:5]})
+
+
 SHAPES = {
     "tiny": lambda: random_benchmark(n_models=8, subtask_sizes=(40,), seed=1, name="tiny"),
     "wide": lambda: random_benchmark(n_models=14, subtask_sizes=(100,) * 50, seed=2, name="wide"),
@@ -41,6 +57,7 @@ SHAPES = {
                                            name="confidence"),
     "missing": lambda: random_benchmark(n_models=20, subtask_sizes=(50, 30), seed=4, name="missing"),
     "small-seen": lambda: random_benchmark(n_models=24, subtask_sizes=(9, 7), seed=5, name="small-seen"),
+    "hostile": _hostile_names,
 }
 # The shape whose seen half (4 + 3 = 7 items) is smaller than the sizes asked for.
 SIZES = {"small-seen": "5,10,25"}
@@ -110,3 +127,22 @@ def test_chapter_finishes_on_shape(shape_runs, chapter, shape):
     stderr = [o["text"] for c in nb.cells for o in c.get("outputs", [])
               if o.get("output_type") == "stream" and o.get("name") == "stderr"]
     assert not stderr, f"{chapter} on {shape} wrote to stderr: {stderr[:2]}"
+
+
+LIVE = re.compile(r"<(?:script|svg|img[^>]*onerror)", re.I)
+
+
+@pytest.mark.parametrize("chapter", SHAPE_CHAPTERS)
+def test_no_name_from_the_data_is_live_markup_in_a_page(shape_runs, chapter):
+    """On the bundle whose every name is markup, the page's outputs hold the names as text only."""
+    nb = shape_runs[(chapter, "hostile")]
+    if isinstance(nb, Exception):
+        raise nb
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            for kind in ("text/html", "text/markdown"):
+                text = data.get(kind, "")
+                text = "".join(text) if isinstance(text, list) else text
+                text = re.sub(r'src="data:image/png;base64,[^"]*"', "", text)
+                assert not LIVE.search(text), f"{chapter}: live markup in a {kind} output: {LIVE.search(text)[0]}"

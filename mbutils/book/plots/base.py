@@ -86,6 +86,7 @@ def _place_legend(fig) -> None:
         legend = fig.legend(handles=spec["handles"], loc="outside lower center", ncol=ncol, frameon=False,
                             fontsize=spec["fontsize"], title=spec["title"], title_fontsize=spec["fontsize"])
         legend.mbutils = True
+        plain_text(legend)  # its entries may be names from the data: text, never mathtext
         box = legend.get_window_extent(renderer)
         if ncol == 1 or box.width <= width:
             break
@@ -224,7 +225,9 @@ def plain_log_ticks(ax, low: float, high: float) -> None:
 
 # ------------------------------------------------------------------ text that fits
 def _renderer(fig):
-    """A renderer to measure text with (an Agg canvas is attached if the figure has none)."""
+    """A renderer to measure text with (an Agg canvas is attached if the figure has none); the
+    figure's texts are made plain first, since measuring a text parses it."""
+    plain_text(fig)
     if not hasattr(fig.canvas, "get_renderer"):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -251,7 +254,7 @@ def _wrap(text_artist, width_px: float, renderer) -> None:
 
 
 def plain_text(fig) -> None:
-    """Draw every text of ``fig`` as written: no ``$...$`` mathtext.
+    """Draw every text of ``fig`` (a figure, or any artist such as a legend) as written: no ``$...$`` mathtext.
 
     Names come from the data (a subtask called ``cost_$5`` or a model ``a$b``); parsed as
     mathtext, a lone ``$`` fails the drawing. The book's own labels use no mathtext.
