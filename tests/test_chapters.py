@@ -41,12 +41,10 @@ def params_for(chapter: str, variant: str) -> dict:
     if chapter == "measures":
         return {**SMALL, "data": d, "fig1_data": d}
     if chapter == "sel_random":  # random sampling is cheap: add a benchmark with subtasks
-        return {**SMALL, "data": f"{d},synthetic-bbh", "variant_data": d, "picture_data": "synthetic-bbh",
+        return {**SMALL, "data": f"{d},synthetic-bbh", "picture_data": "synthetic-bbh",
                 "picture_k": 30}
-    if chapter == "sel_confidence":  # a selector without variants
+    if chapter.startswith("sel_"):  # variants run on the profile's bundles among data: here d
         return {**SMALL, "data": d, "picture_data": d, "picture_k": 10}
-    if chapter.startswith("sel_"):
-        return {**SMALL, "data": d, "variant_data": d, "picture_data": d, "picture_k": 10}
     if chapter == "adaptive":  # adaptive tests on GPQA (real or stand-in) only: small and quick
         return {**SMALL, "data": d, "picture_data": d, "picture_k": 20}
     if chapter.startswith("bench_"):

@@ -65,7 +65,7 @@ def test_a_broken_solution_fails_the_chapter(tmp_path):
     assert good in text
     copy.write_text(text.replace(good, 'assert set(own_res["selector"]) == {"random"}'), encoding="utf-8")
     os.environ.setdefault("MBUTILS_JOBS", "1")
-    params = {"data": "synthetic-gpqa", "variant_data": "synthetic-gpqa", "picture_data": "synthetic-gpqa",
+    params = {"data": "synthetic-gpqa", "picture_data": "synthetic-gpqa",
               "picture_k": 10, "runs": 2, "sizes": "10,25", "sources": 60, "targets": 12, "seed": 0}
     with pytest.raises(ChapterError, match="AssertionError"):
         run_chapter(copy, params, tmp_path / "out", profile="quick")
