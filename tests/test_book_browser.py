@@ -1,10 +1,13 @@
 """The built book in a real browser: every page of the table of contents opens in headless
-Chromium with all images loaded and no console error.
+Chromium with the network blocked, with all images loaded, every equation typeset and no
+console error.
 
 The book is built strictly (``-W -n --keep-going``) with the quick profile into a temporary
 folder, unless ``MBUTILS_BOOK_HTML`` names an existing build to check instead. Screenshots
 of the front page and of one chapter are saved to the folder printed by the test
-(``MBUTILS_SCREENSHOTS`` if set).
+(``MBUTILS_SCREENSHOTS`` if set). The students' and instructors' copies are then built from
+this build's execution cache (no notebook runs again) and checked, and the PDF is printed
+from it.
 """
 
 from __future__ import annotations
@@ -22,9 +25,9 @@ import pytest
 from conftest import REPO, real_bundle
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-# The one external resource the book loads: MathJax from its CDN, which readers online get and
-# this machine (no network) cannot; its failure, and the console error it causes, are expected.
-EXTERNAL = ("https://cdn.jsdelivr.net/npm/mathjax@3/",)
+# Every request that leaves the built folder is aborted (and reported): the book, MathJax
+# included, must read offline, in a classroom without network or from a downloaded copy.
+OFFLINE = re.compile(r"^(?!file:)")
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
 SCREENSHOT_CHAPTER = "chapters/bench_gpqa"
@@ -81,8 +84,8 @@ def _visit(browser, url: str, screenshot: Path | None = None) -> dict:
     page.on("console", lambda m: console.append(f"{m.type}: {m.text}") if m.type == "error" else None)
     page.on("pageerror", lambda e: page_errors.append(str(e)))
     page.on("requestfailed", lambda r: failed.append(r.url))
-    for prefix in EXTERNAL:
-        page.route(prefix + "**", lambda route: route.abort("namenotresolved"))
+    blocked = []
+    page.route(OFFLINE, lambda route: (blocked.append(route.request.url), route.abort("internetdisconnected")))
     page.goto(url, wait_until="load")
     page.wait_for_timeout(300)  # let the theme's scripts run (they log their errors after load)
     broken = page.evaluate(
@@ -98,13 +101,9 @@ def _visit(browser, url: str, screenshot: Path | None = None) -> dict:
     if screenshot is not None:
         page.screenshot(path=str(screenshot), full_page=False)
     page.close()
-    expected = [u for u in failed if u.startswith(EXTERNAL)]
-    failed = [u for u in failed if not u.startswith(EXTERNAL)]
-    if expected:  # one "failed to load" console line per blocked external request
-        unresolved = [c for c in console if "ERR_NAME_NOT_RESOLVED" in c]
-        console = [c for c in console if "ERR_NAME_NOT_RESOLVED" not in c] + unresolved[len(expected):]
     return {"console": console, "errors": page_errors, "failed": failed, "broken": broken,
-            "images": n_images, "title": title, "shrink": shrink, "alts": alts}
+            "images": n_images, "title": title, "shrink": shrink, "alts": alts,
+            "network": [f"needs the network: {u}" for u in blocked]}
 
 
 def test_every_toc_page_loads_cleanly_in_chromium(book_html, browser, capsys):
@@ -121,7 +120,7 @@ def test_every_toc_page_loads_cleanly_in_chromium(book_html, browser, capsys):
             shot = shots / f"{doc.replace('/', '_')}.png"
         seen = _visit(browser, html.as_uri(), shot)
         total_images += seen["images"]
-        for kind in ("console", "errors", "failed", "broken"):
+        for kind in ("console", "errors", "failed", "broken", "network"):
             problems += [f"{doc}: {kind}: {x}" for x in seen[kind]]
         problems += [f"{doc}: figure shrunk {ratio:.2f}x ({alt[:60]!r})" for alt, ratio in seen["shrink"] if ratio > 1.25]
         problems += [f"{doc}: image alt text {alt!r} is a file name or empty" for alt in seen["alts"]
@@ -168,3 +167,203 @@ def test_the_index_lists_the_glossary_terms(book_html):
     index = re.sub(r"<[^>]+>", " ", (book_html / "genindex.html").read_text())
     missing = [t for t in terms if t not in index]
     assert not missing, f"the index lacks glossary terms {missing}"
+
+
+MATH_PAGE = "chapters/measures"
+
+
+def source_math(text: str) -> int:
+    """Equations in a MyST page's Markdown (not its code cells): ``$$...$$`` blocks, ``{math}``
+    blocks and roles, and inline ``$...$``."""
+    text = re.sub(r"```\{code-cell\}.*?```", "", text, flags=re.S)
+    roles = len(re.findall(r"\{math\}`[^`\n]+`", text))
+    text = re.sub(r"`[^`\n]*`(?!`)", "", text)  # inline code and roles' contents
+    blocks = len(re.findall(r"\$\$.+?\$\$", text, re.S)) + len(re.findall(r"^```\{math\}", text, re.M))
+    text = re.sub(r"\$\$.+?\$\$", "", text, flags=re.S)
+    inline = len(re.findall(r"(?<![\\$])\$(?=\S)[^$\n]+?(?<=\S)\$(?!\d)", text))
+    return blocks + inline + roles
+
+
+def test_every_equation_is_typeset_offline(book_html, browser):
+    """MathJax comes from the built book: with the network blocked every equation of the
+    measures chapter is typeset (one mjx-container each, no MathJax error, no raw TeX left)."""
+    html = (book_html / f"{MATH_PAGE}.html").read_text()
+    marked = len(re.findall(r'class="math notranslate nohighlight"', html))
+    in_source = source_math((REPO / f"{MATH_PAGE}.md").read_text())
+    assert in_source >= 10 and marked >= in_source, (in_source, marked)
+    assert "cdn.jsdelivr" not in html and "_static/mathjax/tex-chtml.js" in html
+    assert (book_html / "_static" / "mathjax" / "output" / "chtml" / "fonts").is_dir()
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    blocked = []
+    page.route(OFFLINE, lambda route: (blocked.append(route.request.url), route.abort("internetdisconnected")))
+    page.goto((book_html / f"{MATH_PAGE}.html").as_uri(), wait_until="load")
+    page.wait_for_function("window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=20000)
+    page.evaluate("async () => { await MathJax.startup.promise; }")
+    typeset = page.evaluate("document.querySelectorAll('mjx-container').length")
+    errors = page.evaluate("document.querySelectorAll('mjx-merror').length")
+    text = page.evaluate("document.querySelector('article').innerText")
+    page.close()
+    assert not blocked, blocked
+    assert typeset == marked, f"{typeset} of {marked} equations typeset"
+    assert errors == 0, f"{errors} equations MathJax could not typeset"
+    leftover = [m for m in re.findall(r"\\\(|\\\[|\$\$", text)]
+    assert not leftover, f"raw TeX left on the page: {leftover[:5]}"
+
+
+# --------------------------------------------------------------------------- launch buttons
+def test_launch_buttons_open_the_chapter_notebooks_of_the_configured_repository(book_html):
+    from mbutils.book.publish import repository
+
+    url, _ = repository()
+    org_repo = url.removeprefix("https://github.com/")
+    html = (book_html / "chapters" / "measures.html").read_text()
+    assert f"https://colab.research.google.com/github/{org_repo}/blob/notebooks/chapters/measures.ipynb" in html
+    assert f"https://mybinder.org/v2/gh/{org_repo}/notebooks?urlpath=tree/chapters/measures.ipynb" in html
+    assert f'href="{url}"' in html, "no repository button"
+
+
+# --------------------------------------------------------------------------- the two copies
+SOLUTION = re.compile(r"^```\{solution-start\}.*?^```\{solution-end\}\s*```", re.S | re.M)
+CODE = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", re.S | re.M)
+
+
+def solutions_in_sources() -> dict[str, int]:
+    counts = {}
+    for doc in toc_pages():
+        path = REPO / f"{doc}.md"
+        if path.exists() and (n := len(SOLUTION.findall(path.read_text()))):
+            counts[doc] = n
+    return counts
+
+
+def solution_code_lines() -> set[str]:
+    """Code lines of the solutions (25 characters or more) found nowhere else in the book's
+    sources or the package (whose docstrings the API page shows)."""
+    inside, outside = set(), [p.read_text() for p in (REPO / "mbutils").rglob("*.py")]
+    for doc in toc_pages():
+        path = REPO / f"{doc}.md"
+        if not path.exists():
+            continue
+        text = path.read_text()
+        for block in SOLUTION.findall(text):
+            for code in CODE.findall(block):
+                inside.update(line.strip() for line in code.splitlines() if len(line.strip()) >= 25
+                              and not line.strip().startswith(":"))
+        outside.append(SOLUTION.sub("", text))
+    elsewhere = "\n".join(outside)
+    return {line for line in inside if line not in elsewhere}
+
+
+def _plain(path: Path) -> str:
+    import html as html_lib
+
+    return html_lib.unescape(re.sub(r"<[^>]+>", "", path.read_text(errors="replace")))
+
+
+@pytest.fixture(scope="module")
+def copies(book_html, tmp_path_factory) -> dict[str, Path]:
+    """The students' and instructors' copies, built strictly with ``python -m mbutils book`` from
+    the execution cache of the browser test's build (``book_html``'s ``_build``)."""
+    out = tmp_path_factory.mktemp("copies")
+    env = {**os.environ, "MBUTILS_PROFILE": os.environ.get("MBUTILS_PROFILE", "quick")}
+    built = {}
+    for copy in ("students", "instructors"):
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "mbutils", "book", "--copy", copy, "--out", str(out / copy),
+                               "--execution-cache", str(book_html.parent)],
+                              env=env, capture_output=True, text=True, timeout=3600)
+        minutes = (time.perf_counter() - start) / 60
+        log = proc.stdout + proc.stderr
+        warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
+        assert proc.returncode == 0 and not warnings, (
+            f"strict build of the {copy}' copy failed (exit {proc.returncode}):\n" + "\n".join(warnings[:30])
+            + "\n" + log[-3000:])
+        executed = [line for line in log.splitlines() if "Executing notebook" in line]
+        assert not executed, f"the {copy}' copy executed notebooks again: {executed[:3]}"
+        print(f"{copy}' copy built from the execution cache in {minutes:.1f} min")
+        built[copy] = out / copy / "_build" / "html"
+    return built
+
+
+def test_students_copy_has_no_solution_text(book_html, copies):
+    students = copies["students"]
+    default_text = "\n".join(_plain(book_html / f"{doc}.html") for doc in solutions_in_sources())
+    lines = {line for line in solution_code_lines() if line in default_text}  # shown in the default copy
+    assert len(lines) >= 100, f"only {len(lines)} solution code lines to look for"
+    files = [f for f in students.rglob("*") if f.suffix in (".html", ".js", ".txt", ".ipynb", ".md", ".json")
+             and "_static" not in f.parts]
+    assert not list(students.rglob("_sources/**/*.md")) and not list(students.rglob("*.ipynb"))
+    leaks = []
+    for f in files:
+        raw = f.read_text(errors="replace")
+        plain = _plain(f)
+        if re.search(r'class="[^"]*\bsolution\b', raw) or "Solution to Exercise" in plain:
+            leaks.append(f"{f.relative_to(students)}: a solution admonition")
+        leaks += [f"{f.relative_to(students)}: {line!r}" for line in lines if line in plain]
+    assert not leaks, "\n".join(leaks[:20])
+
+
+def test_students_copy_keeps_every_exercise_its_number_and_links(book_html, copies):
+    exercise = re.compile(r'<span class="caption-number">(Exercise [\d.]+)')
+    for doc in solutions_in_sources():
+        default = exercise.findall((book_html / f"{doc}.html").read_text())
+        kept = exercise.findall((copies["students"] / f"{doc}.html").read_text())
+        assert default and kept == default, f"{doc}: exercises {kept} instead of {default}"
+    teaching = (copies["students"] / "chapters" / "teaching.html").read_text()
+    assert re.search(r'href="[^"]*sel_random\.html#ex-random-own-selector"', teaching), "a link to an exercise broke"
+
+
+def test_instructors_copy_shows_every_solution_open(book_html, copies, browser):
+    instructors = copies["instructors"]
+    for doc, n in solutions_in_sources().items():
+        html = (instructors / f"{doc}.html").read_text()
+        divs = re.findall(r'<div class="([^"]*\bsolution\b[^"]*)"', html)
+        assert len(divs) == n, f"{doc}: {len(divs)} solutions shown of {n}"
+        assert not [d for d in divs if "dropdown" in d.split()], f"{doc}: a solution is folded"
+        assert len(re.findall(r'<div class="[^"]*\bsolution\b[^"]*\bdropdown\b', (book_html / f"{doc}.html").read_text())) == n
+    shown = "Array.from(document.querySelectorAll('div.solution')).map(d => d.querySelector('section').offsetHeight > 0)"
+    seen = {}
+    for name, root in (("default", book_html), ("instructors", instructors)):
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.route(OFFLINE, lambda route: route.abort())
+        page.goto((root / "chapters" / "measures.html").as_uri(), wait_until="load")
+        page.wait_for_timeout(300)
+        seen[name] = page.evaluate(shown)
+        page.close()
+    assert seen["instructors"] and all(seen["instructors"]), seen
+    assert not any(seen["default"]), f"the default copy's solutions are not folded: {seen['default']}"
+
+
+# --------------------------------------------------------------------------- the PDF
+def test_the_pdf_holds_every_chapter_with_figures_as_wide_as_the_text(book_html, tmp_path):
+    import html as html_lib
+    import json
+    import unicodedata
+
+    from pypdf import PdfReader
+
+    pdf = tmp_path / "book.pdf"
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "mbutils", "book-pdf", "--html", str(book_html), "--out", str(pdf)],
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    print(f"PDF printed in {(time.perf_counter() - start) / 60:.1f} min, {pdf.stat().st_size / 1e6:.1f} MB, "
+          f"{len(PdfReader(str(pdf)).pages)} pages")
+    reader = PdfReader(str(pdf))
+    def norm(t: str) -> str:  # ligatures (fi, ff) as letters, words hyphenated across lines joined
+        return re.sub(r"\s+", " ", re.sub(r"-\s+", "-", unicodedata.normalize("NFKC", t))).strip()
+
+    text = norm(" ".join(page.extract_text() or "" for page in reader.pages))
+    titles = {}
+    for doc in toc_pages():
+        title = re.search(r"<title>(.*?)</title>", (book_html / f"{doc}.html").read_text(), re.S).group(1)
+        titles[doc] = re.sub(r"\s+", " ", html_lib.unescape(title).split(" — ")[0]).strip()
+    missing = [t for t in titles.values() if norm(re.sub(r"^\d+\. ", "", t)) not in text]
+    assert not missing, f"the PDF lacks chapters {missing}"
+    assert [item.title for item in reader.outline][:len(titles)] == list(titles.values())
+    report = json.loads(proc.stdout)
+    narrow = {doc: r["narrowest_figure"] for doc, r in report.items()
+              if r["narrowest_figure"] is not None and r["narrowest_figure"] < 0.98}
+    assert not narrow, f"figures narrower than the text column: {narrow}"
+    assert sum(r["figures"] for r in report.values()) >= 40
+    assert report[MATH_PAGE]["math"] > 0
