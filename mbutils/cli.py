@@ -474,6 +474,8 @@ def cmd_plan(args) -> int:
 
     if (args.gap is None) == (args.pair is None):
         raise ResultsError("give either --gap (pairs of a gap bin) or --pair MODEL_A MODEL_B (one pair of models)")
+    if args.results is not None and not args.results.strip():
+        raise ResultsError("--results is empty; give a results file (.parquet or .csv), or leave the option out")
     bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
     if args.pair is not None:
         power = pair_power(bench, args.pair[0], args.pair[1], sizes=args.sizes, agreement=args.agreement)
