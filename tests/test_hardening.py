@@ -447,7 +447,7 @@ def test_names_from_the_data_never_run_in_a_page_or_break_a_figure(tmp_path):
 @pytest.mark.parametrize("column,value,message", [
     ("estimate", float("nan"), "column 'estimate', row 2 holds nan, not a finite number"),
     ("estimate", float("inf"), "not a finite number"),
-    ("estimate", 55.0, "outside 0 to 1 (estimates look like percentages"),
+
     ("seen_correct", 999, "'seen_correct' is not between 0 and 'n_seen'"),
     ("seen_correct", -1, "'seen_correct' is not between 0 and 'n_seen'"),
     ("n_seen", 0, "'n_seen' is below 1"),
@@ -465,6 +465,19 @@ def test_impossible_values_in_a_results_table_are_refused_by_row(bundle, tmp_pat
     for command in (("mdad", broken), ("summary", broken)):
         code, out_text, err = run(*command)
         assert code == 1 and out_text == "" and message in err and "Traceback" not in err, err
+
+
+def test_a_results_table_in_percentages_is_refused_but_a_small_extrapolation_is_not(bundle, tmp_path):
+    out = tmp_path / "r.parquet"
+    assert experiment(bundle, out)[0] == 0
+    table = pd.read_parquet(out)
+    as_points = tmp_path / "points.csv"
+    table.assign(estimate=100 * table["estimate"]).to_csv(as_points, index=False)
+    code, _, err = run("mdad", as_points)
+    assert code == 1 and "column 'estimate' looks like percentages" in err, err
+    nudged = tmp_path / "nudged.csv"
+    table.assign(estimate=table["estimate"].where(table.index != 0, 1.13)).to_csv(nudged, index=False)
+    assert run("mdad", nudged)[0] == 0  # an estimator may extrapolate past 1
 
 
 def test_results_from_a_newer_mbutils_are_refused(bundle, tmp_path):
