@@ -140,6 +140,17 @@ def _cases(w, g):
             rng.random(224), np.arange(224) % 6, chosen, 25)),
         "cluster_heatmap": (plots.cluster_heatmap, lambda: plots.cluster_heatmap(
             np.corrcoef(rng.random((30, 40)), rowvar=False), np.arange(40) % 4)),
+        "score_picture": (plots.score_picture, lambda: plots.score_picture(
+            100 * rng.random(300), 31.0, 24.5, 37.2, truth=29.0, mdad=4.5,
+            name="ibm-granite/granite-3.1-2b-base, a long model name")),
+        "coverage_intervals": (plots.coverage_intervals, lambda: plots.coverage_intervals(pd.DataFrame({
+            "selector": np.repeat(["random", "anchor_points", "tinybenchmarks_pirt"], 40),
+            "size": np.tile(np.repeat([50, 100], 20), 3), "fold": 0, "model": [f"m{i}" for i in range(120)],
+            "estimate": 40.0, "low": 30 + rng.random(120), "high": 50 + rng.random(120),
+            "truth": 30 + 25 * rng.random(120), "covered": rng.random(120) < 0.9}), 0.9)),
+        "pair_power_curves": (plots.pair_power_curves, lambda: plots.pair_power_curves(
+            {f"model-{i} with a long name vs model-{i + 1}": pd.DataFrame(
+                {"size": np.arange(1, 449), "power": np.linspace(0.2 + i / 20, 1.0, 448)}) for i in range(5)}, 0.8)),
     }
 
 
@@ -155,7 +166,7 @@ CASE_NAMES = [
     "mdad_vs_sources", "mdad_vs_fraction", "target_set_figure", "relative_mdad", "relative_mdad_nothing_to_compare",
     "mdad_panels", "estimates_scatter", "plot_curve_and_plot_mdad", "accuracy_histograms", "pairwise_histograms",
     "quantile_comparison", "subtask_bars", "allocation_bars", "selection_map", "selection_maps", "weight_profile",
-    "strata_picture", "cluster_heatmap"]
+    "strata_picture", "cluster_heatmap", "score_picture", "coverage_intervals", "pair_power_curves"]
 
 
 # ------------------------------------------------------------------ drawing and measuring
