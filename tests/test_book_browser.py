@@ -40,6 +40,19 @@ def toc_pages() -> list[str]:
     return [root, *re.findall(r"file:\s*(\S+)", toc)]
 
 
+def _strict_build(command: list[str], env: dict, what: str) -> tuple[str, float]:
+    """Run a strict book build; fail with its warnings unless it exits 0 with none. Returns (log, minutes)."""
+    start = time.perf_counter()
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600)
+    minutes = (time.perf_counter() - start) / 60
+    log = proc.stdout + proc.stderr
+    warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
+    assert proc.returncode == 0 and not warnings, (
+        f"strict build of {what} failed (exit {proc.returncode}) after {minutes:.1f} min:\n"
+        + "\n".join(warnings[:30]) + "\n" + log[-3000:])
+    return log, minutes
+
+
 @pytest.fixture(scope="module")
 def book_html(tmp_path_factory) -> Path:
     given = os.environ.get("MBUTILS_BOOK_HTML")
@@ -51,15 +64,8 @@ def book_html(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("book")
     env = {**os.environ, "MBUTILS_PROFILE": "quick"}
     jb = Path(sys.executable).with_name("jupyter-book")
-    start = time.perf_counter()
-    proc = subprocess.run([str(jb), "build", str(REPO), "--path-output", str(out), "-W", "-n", "--keep-going"],
-                          env=env, capture_output=True, text=True, timeout=3600)
-    minutes = (time.perf_counter() - start) / 60
-    log = proc.stdout + proc.stderr
-    warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
-    assert proc.returncode == 0 and not warnings, (
-        f"strict build failed (exit {proc.returncode}) after {minutes:.1f} min:\n" + "\n".join(warnings[:30])
-        + "\n" + log[-3000:])
+    _, minutes = _strict_build([str(jb), "build", str(REPO), "--path-output", str(out), "-W", "-n", "--keep-going"],
+                               env, "the quick book")
     print(f"quick book built in {minutes:.1f} min")
     return out / "_build" / "html"
 
@@ -268,16 +274,8 @@ def copies(book_html, tmp_path_factory) -> dict[str, Path]:
     env = {**os.environ, "MBUTILS_PROFILE": os.environ.get("MBUTILS_PROFILE", "quick")}
     built = {}
     for copy in ("students", "instructors"):
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "mbutils", "book", "--copy", copy, "--out", str(out / copy),
-                               "--execution-cache", str(book_html.parent)],
-                              env=env, capture_output=True, text=True, timeout=3600)
-        minutes = (time.perf_counter() - start) / 60
-        log = proc.stdout + proc.stderr
-        warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
-        assert proc.returncode == 0 and not warnings, (
-            f"strict build of the {copy}' copy failed (exit {proc.returncode}):\n" + "\n".join(warnings[:30])
-            + "\n" + log[-3000:])
+        log, minutes = _strict_build([sys.executable, "-m", "mbutils", "book", "--copy", copy, "--out", str(out / copy),
+                                      "--execution-cache", str(book_html.parent)], env, f"the {copy} copy")
         executed = [line for line in log.splitlines() if "Executing notebook" in line]
         assert not executed, f"the {copy}' copy executed notebooks again: {executed[:3]}"
         print(f"{copy}' copy built from the execution cache in {minutes:.1f} min")

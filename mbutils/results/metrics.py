@@ -71,9 +71,9 @@ def _shown(value) -> str:
 def _check_values(results: pd.DataFrame) -> None:
     """Refuse values no experiment writes, naming the column and the first row: numbers computed from
     them (an MDAD moved by one row's impossible count) would look like results."""
-    if results["selector"].isna().any() or (results["selector"].astype(str).str.strip() == "").any():
-        raise ResultsError(f"results table: {_first_row(results['selector'].isna() | (results['selector'].astype(str).str.strip() == ''))} "
-                           "has no selector; every row needs one")
+    no_selector = results["selector"].isna() | (results["selector"].astype(str).str.strip() == "")
+    if no_selector.any():
+        raise ResultsError(f"results table: {_first_row(no_selector)} has no selector; every row needs one")
     numbers = {}
     for column in ("run", "size", "estimate", "seen_correct", "n_seen", "unseen_correct", "n_unseen"):
         values = pd.to_numeric(results[column], errors="coerce").to_numpy(dtype=np.float64)
