@@ -8,6 +8,7 @@ failure is a bug: one line says so and where to report it (the traceback with --
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 import traceback
@@ -98,7 +99,9 @@ BOOTSTRAP = count("bootstrap resamples", high=100_000)
 
 def _read_results(path: str) -> pd.DataFrame:
     """A results table (Parquet with its provenance, or CSV); every failure is one message."""
-    from mbutils.base.provenance import read_parquet
+    from mbutils.base.provenance import read_parquet, read_sidecar
+    from mbutils.base.tables import read_csv_table
+    from mbutils.results.metrics import RESULT_TEXT_COLUMNS
 
     file = Path(path)
     if not file.exists():
@@ -107,7 +110,9 @@ def _read_results(path: str) -> pd.DataFrame:
         raise ResultsError(f"{path} is {'a folder' if file.is_dir() else 'not a regular file'}; "
                            "give a results file (.parquet or .csv)")
     try:
-        return pd.read_csv(file) if file.suffix == ".csv" else read_parquet(file)
+        if file.suffix == ".csv":
+            return read_sidecar(read_csv_table(file, RESULT_TEXT_COLUMNS), file)
+        return read_parquet(file)
     except ResultsError:
         raise
     except PermissionError:
@@ -139,9 +144,18 @@ def _check_not_input(out: Path, inputs) -> None:
         if source.is_dir() and source in target.parents:
             raise ResultsError(f"{out} lies inside the input folder {source}; write the output elsewhere, so "
                                "the input stays as it is")
+        if target in source.parents:
+            raise ResultsError(f"{out} holds the input {given}; write the output to another folder, so "
+                               "the input stays as it is")
 
 
-def _check_out(out: str, inputs=()) -> Path:
+def _refuse_existing(path: Path, force: bool, what: str = "--out") -> None:
+    """An existing output is replaced only when the command line says so."""
+    if path.exists() and not force:
+        raise MbutilsError(f"{path} exists; pass --force to replace it, or give another {what}")
+
+
+def _check_out(out: str, inputs=(), force: bool = False) -> Path:
     """Refuse an unusable output path before any work is done (one of the inputs included)."""
     path = Path(out)
     _check_not_input(path, inputs)
@@ -153,18 +167,20 @@ def _check_out(out: str, inputs=()) -> Path:
         raise ResultsError(f"{out} exists and is not a regular file; give another output file")
     if not path.parent.is_dir():
         raise ResultsError(f"{out}: the folder {path.parent} does not exist")
+    _refuse_existing(path, force)
     return path
 
 
-def _write_table(table: pd.DataFrame, out: str) -> None:
-    """Write the whole table or nothing; say so when an existing file is replaced."""
+def _write_table(table: pd.DataFrame, out: str, force: bool) -> None:
+    """Write the whole table or nothing; say so when an existing file is replaced (``force``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from mbutils.base.cache import atomic_write
-    from mbutils.base.provenance import parquet_metadata
+    from mbutils.base.provenance import parquet_metadata, sidecar_path, sidecar_text
+    from mbutils.base.tables import csv_safe
 
-    path = _check_out(out)
+    path = _check_out(out, force=force)
     replacing = path.exists()
 
     def parquet(tmp: Path) -> None:
@@ -172,8 +188,13 @@ def _write_table(table: pd.DataFrame, out: str) -> None:
         pq.write_table(arrow.replace_schema_metadata({**(arrow.schema.metadata or {}),
                                                       **parquet_metadata(table)}), tmp)
 
-    write = (lambda tmp: table.to_csv(tmp, index=False)) if path.suffix == ".csv" else parquet
+    write = (lambda tmp: csv_safe(table).to_csv(tmp, index=False)) if path.suffix == ".csv" else parquet
+    side = sidecar_path(path)
     try:
+        if path.suffix == ".csv" and (text := sidecar_text(table)) is not None:
+            atomic_write(side, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        elif path.suffix == ".csv":
+            side.unlink(missing_ok=True)  # an old table's record must not describe this one
         atomic_write(path, write)
     except OSError as err:
         raise ResultsError(f"{out}: cannot write the results ({err.strerror or err})") from None
@@ -206,7 +227,7 @@ def cmd_experiment(args) -> int:
     from mbutils.methods.experiment import run_experiment
     from mbutils.methods.protocol import Protocol
 
-    _check_out(args.out, [_bundle_folder(args.data)])
+    _check_out(args.out, [_bundle_folder(args.data)], args.force)
     _check_target_set(args.target_set)
     bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
     protocol = Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs,
@@ -215,7 +236,7 @@ def cmd_experiment(args) -> int:
                              backend=args.backend, use_cache=not args.no_cache,
                              progress=not args.quiet, scheduler=args.scheduler)
     _note_confidence_fallback(bench, args.selectors)
-    _write_table(results, args.out)
+    _write_table(results, args.out, args.force)
     if not args.quiet:
         print(f"wrote {len(results):,} rows to {args.out}", file=sys.stderr)
     return 0
@@ -246,7 +267,7 @@ def cmd_combine(args) -> int:
 
     from mbutils.results.metrics import check_results
 
-    _check_out(args.out, args.results)
+    _check_out(args.out, args.results, args.force)
     tables = [_read_results(path) for path in args.results]
     for table, path in zip(tables, args.results):
         try:
@@ -254,7 +275,7 @@ def cmd_combine(args) -> int:
         except ResultsError as err:
             raise ResultsError(f"{path}: {err}") from None
     combined = combine(tables, [str(path) for path in args.results])
-    _write_table(combined, args.out)
+    _write_table(combined, args.out, args.force)
     print(f"wrote {len(combined):,} rows of {len(tables)} experiments ({combined['run'].nunique()} runs) "
           f"to {args.out}", file=sys.stderr)
     return 0
@@ -319,10 +340,21 @@ def cmd_cache(args) -> int:
     return 0
 
 
-def _save_imported(bench, out: str, quiet: bool) -> int:
+def _check_import_out(args) -> None:
+    """Refuse, before reading any log, an --out that holds the inputs or is taken."""
+    out = Path(args.out).expanduser()
+    inputs = [*args.paths, args.models, None if args.source == "hub" else args.source]
+    _check_not_input(out, inputs)
+    if out.exists() and not out.is_dir():
+        raise ResultsError(f"{args.out} exists and is not a folder; give a new folder name")
+    if out.is_dir() and any(out.iterdir()) and not args.force:
+        raise ResultsError(f"{args.out} exists and is not empty; pass --force to replace it, or give another --out")
+
+
+def _save_imported(bench, out: str, quiet: bool, force: bool) -> int:
     from mbutils.data.bundle import save_bundle
 
-    folder = save_bundle(bench, out)
+    folder = save_bundle(bench, out, overwrite=force)
     if not quiet:
         print(f"wrote {bench.n_models} models x {bench.n_items} items "
               f"({len(bench.subtask_names)} subtasks{', with confidences' if bench.has_confidence else ''}) "
@@ -335,6 +367,7 @@ def cmd_import(args) -> int:
 
     from mbutils.data import importers
 
+    _check_import_out(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         confidence = False if args.no_confidence else None
@@ -359,7 +392,7 @@ def cmd_import(args) -> int:
                 check_docs=args.doc_check or "warn", confidence=confidence, progress=not args.quiet)
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
-    return _save_imported(bench, args.out, args.quiet)
+    return _save_imported(bench, args.out, args.quiet, args.force)
 
 
 #: What the chapter commands need beyond the library (the ``book`` extra).
@@ -379,14 +412,18 @@ def cmd_run_chapter(args) -> int:
     _need_book_packages("run-chapter")
     from mbutils.book.chapters import run_chapter
 
-    params = dict(args.param)
-    existed = {p for p in Path(args.out).glob("*") if p.suffix in (".html", ".ipynb")} if Path(args.out).is_dir() else set()
-    html = run_chapter(args.chapter, params, args.out, profile=args.profile, timeout=args.timeout,
+    from mbutils.book.chapters import chapter_path
+
+    stem = chapter_path(args.chapter).stem
+    pages = [Path(args.out) / f"{stem}{suffix}" for suffix in (".html", ".ipynb")]
+    existed = [page for page in pages if page.exists()]
+    for page in existed:
+        _refuse_existing(page, args.force, "--out folder")
+    html = run_chapter(args.chapter, dict(args.param), args.out, profile=args.profile, timeout=args.timeout,
                        progress=not args.quiet)
     print(f"wrote {html} and {html.with_suffix('.ipynb')}", file=sys.stderr)
-    replaced = sorted(p.name for p in existed if p.resolve() in (html.resolve(), html.with_suffix(".ipynb").resolve()))
-    if replaced:
-        print(f"note: replaced the existing {' and '.join(replaced)} in {args.out}", file=sys.stderr)
+    if existed:
+        print(f"note: replaced the existing {' and '.join(p.name for p in existed)} in {args.out}", file=sys.stderr)
     return 0
 
 
@@ -398,13 +435,16 @@ def cmd_notebook(args) -> int:
         out = Path(args.out or ".")
         if out.suffix == ".ipynb":
             raise MbutilsError("notebook all: --out must be a folder")
+        for name in chapter_names():
+            _refuse_existing(out / f"{name}.ipynb", args.force, "--out folder")
         out.mkdir(parents=True, exist_ok=True)
         for name in chapter_names():
             to_notebook(name, out / f"{name}.ipynb", launch=args.launch)
         print(f"wrote {len(chapter_names())} notebooks into {out}", file=sys.stderr)
         return 0
     out = Path(args.out) if args.out else Path(f"{chapter_path(args.chapter).stem}.ipynb")
-    replacing = out.is_file()
+    replacing = out.exists()
+    _refuse_existing(out, args.force)
     print(f"wrote {to_notebook(args.chapter, out, launch=args.launch)}", file=sys.stderr)
     if replacing:
         print(f"note: replaced the existing {out}", file=sys.stderr)
@@ -426,6 +466,7 @@ def cmd_book_pdf(args) -> int:
     _need_book_packages("book-pdf")
     from mbutils.book.publish import book_pdf
 
+    _refuse_existing(Path(args.out), args.force)
     report = book_pdf(args.html, args.out)
     pages = sum(r["pages"] for r in report.values())
     print(json.dumps(report, indent=1))  # per document: pages, figures, narrowest figure / text column, equations
@@ -453,7 +494,7 @@ def _results_of(bench, path: str) -> pd.DataFrame:
         shown = ", ".join(map(repr, unknown[:3])) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
         raise ResultsError(f"{path}: models {shown} are not in bundle {bench.name!r}; these results come "
                            "from another bundle")
-    # a CSV carries no provenance: the counts themselves must be this bundle's (seen + unseen = all items,
+    # a CSV without its sidecar carries no provenance: the counts themselves must be this bundle's (seen + unseen = all items,
     # and each model's correct answers on them = its correct answers on the bundle)
     totals = pd.Series(np.nansum(bench.correct, axis=1), index=bench.models.astype(str))
     items = results["n_seen"].to_numpy(np.int64) + results["n_unseen"].to_numpy(np.int64)
@@ -573,7 +614,7 @@ def cmd_audit(args) -> int:
     from mbutils.data.datasets import load_benchmark
 
     if args.out is not None:
-        _check_out(args.out, [args.items, args.weights or None, _bundle_folder(args.data)])
+        _check_out(args.out, [args.items, args.weights or None, _bundle_folder(args.data)], args.force)
     _check_target_set(args.target_set)
     if args.weights is not None and not args.weights.strip():
         raise ResultsError("--weights is empty; give a weights file, or leave the option out for a plain mean")
@@ -587,7 +628,7 @@ def cmd_audit(args) -> int:
                    progress=not args.quiet)
     sys.stdout.write(format_audit(report, max_gap=args.max_gap))
     if args.out is not None:
-        _write_table(report.results, args.out)
+        _write_table(report.results, args.out, args.force)
     return 0
 
 
@@ -640,6 +681,7 @@ def _experiment_parser(sub, common) -> None:
     p.add_argument("--no-cache", action="store_true", help="recompute even if cached")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", required=True, help="results file (.parquet or .csv)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out")
     p.set_defaults(func=cmd_experiment)
 
 
@@ -666,6 +708,7 @@ def _table_parsers(sub, common) -> None:
                        "mistake, and the provenance of every source is kept in the output's metadata.")
     p.add_argument("results", nargs="+", help="results tables (.parquet or .csv), two or more")
     p.add_argument("--out", required=True, help="combined results file (.parquet or .csv)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out")
     p.set_defaults(func=cmd_combine)
 
 
@@ -717,6 +760,7 @@ def _bundle_parsers(sub, common) -> None:
     _add_missing(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", default=None, help="also write the audit's results table (.parquet/.csv)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out")
     p.set_defaults(func=cmd_audit)
 
 
@@ -772,7 +816,8 @@ def _import_parser(sub, common) -> None:
                        help="turn lm-evaluation-harness logs or leaderboard details into a bundle")
     p.add_argument("format", choices=["lm-eval", "leaderboard"], help="where the results come from")
     p.add_argument("paths", nargs="*", help="lm-eval: samples_*.jsonl files or folders holding them")
-    p.add_argument("--out", required=True, help="bundle folder to write (must not exist)")
+    p.add_argument("--out", required=True, help="bundle folder to write (new or empty; see --force)")
+    p.add_argument("--force", action="store_true", help="replace an existing non-empty --out")
     p.add_argument("--metric", default=None, help="0/1 metric to read (lm-eval default: acc)")
     p.add_argument("--models", help="leaderboard: text file with one model id per line")
     p.add_argument("--benchmark", help="leaderboard: gpqa, gpqa-diamond, bbh, mmlu-pro, musr, math-hard, ifeval")
@@ -799,6 +844,7 @@ def _chapter_parsers(sub, common) -> None:
     p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                    help="set a parameter of the chapter (repeatable), e.g. -p data mybundle -p runs 10")
     p.add_argument("--out", default="chapter-output", help="folder for the executed notebook and its HTML")
+    p.add_argument("--force", action="store_true", help="replace the chapter's page and notebook in --out")
     p.add_argument("--profile", choices=["quick", "default", "paper"], default=None,
                    help="settings profile (default: $MBUTILS_PROFILE or 'default')")
     p.add_argument("--timeout", type=count("timeout (seconds)", high=10**7), default=None,
@@ -810,6 +856,7 @@ def _chapter_parsers(sub, common) -> None:
                        help="write a chapter as an .ipynb notebook (for papermill or Jupyter)")
     p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or path of its .md, or 'all' (every chapter)")
     p.add_argument("--out", default=None, help="notebook file or folder (default: ./CHAPTER.ipynb; all: .)")
+    p.add_argument("--force", action="store_true", help="replace existing notebooks")
     p.add_argument("--launch", action="store_true",
                    help="open with the cell that installs mbutils where it is missing (Colab)")
     p.set_defaults(func=cmd_notebook)
@@ -830,6 +877,7 @@ def _chapter_parsers(sub, common) -> None:
                        help="print the built book into one PDF (Chromium), chapters in toc order")
     p.add_argument("--html", default="_build/html", help="the built book's HTML folder")
     p.add_argument("--out", default="_build/html/book.pdf", help="PDF file to write")
+    p.add_argument("--force", action="store_true", help="replace an existing --out")
     p.set_defaults(func=cmd_book_pdf)
 
 
@@ -879,16 +927,51 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _os_message(err: OSError) -> str:
-    """An operating-system failure (unreadable file, full disk) as one line naming the file."""
-    where = f"{err.filename}: " if getattr(err, "filename", None) else ""
-    return f"{where}{err.strerror or err}"
+def _os_message(err: OSError, args) -> str:
+    """An operating-system failure (unreadable file, full disk) as one line naming the file.
+
+    A write that fails on a full disk often names no file; the command's --out is then the file
+    (or folder) it was writing.
+    """
+    if getattr(err, "filename", None):
+        return f"{err.filename}: {err.strerror or err}"
+    out = getattr(args, "out", None)
+    if out and err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
+        return f"{out}: {err.strerror or err} while writing it; nothing was replaced. Free some space or write elsewhere"
+    return f"{err.strerror or err}"
+
+
+class _PrintableStream:
+    """A text stream that shows control characters (an ESC in a folder name, say) as escapes.
+
+    Names from the command line and from data files reach messages verbatim; printed raw, an escape
+    sequence could recolour or rewrite the terminal. Line breaks, tabs and carriage returns (the
+    progress bar's) pass.
+    """
+
+    _TABLE = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F] if chr(c) not in "\n\r\t"}
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(text.translate(self._TABLE))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     """Run one command; the exit code is 0, 1 (refused input), 2 (usage), 70 (a bug) or 130."""
     parser = build_parser(prog)
-    args = parser.parse_args(argv)
+    stderr, sys.stderr = sys.stderr, _PrintableStream(sys.stderr)
+    try:
+        return _run(parser, parser.parse_args(argv))
+    finally:
+        sys.stderr = stderr
+
+
+def _run(parser, args) -> int:
     try:
         return args.func(args)
     except MbutilsError as err:
@@ -898,7 +981,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except OSError as err:
-        print(f"error: {_os_message(err)}", file=sys.stderr)
+        print(f"error: {_os_message(err, args)}", file=sys.stderr)
         return 1
     except Exception as err:  # noqa: BLE001 -- anything else is a bug; say so in one line
         if isinstance(err, RuntimeError) and "home directory" in str(err):  # Path.expanduser on '~nouser/x'

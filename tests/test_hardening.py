@@ -298,6 +298,8 @@ def test_confidence_fallback_and_replaced_output_are_said(bundle, tmp_path):
     code, _, err = experiment(bundle, out, "--selectors", "anchor_points")
     assert code == 0 and "has no confidence.csv, so anchor_points read 0/1 correctness" in err
     code, _, err = experiment(bundle, out)
+    assert code == 1 and f"{out} exists; pass --force to replace it" in err
+    code, _, err = experiment(bundle, out, "--force")
     assert code == 0 and f"note: replaced the existing {out}" in err
 
 

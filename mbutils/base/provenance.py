@@ -81,6 +81,44 @@ def read_parquet(path: Path) -> pd.DataFrame:
     return table
 
 
+def sidecar_path(csv_path: Path) -> Path:
+    """Where a CSV results table keeps its provenance: ``r.csv`` -> ``r.csv.provenance.json``."""
+    csv_path = Path(csv_path)
+    return csv_path.with_name(csv_path.name + ".provenance.json")
+
+
+def sidecar_text(table: pd.DataFrame) -> str | None:
+    """The JSON a CSV's sidecar holds (None: the table has no provenance to keep)."""
+    prov = table.attrs.get("provenance")
+    return json.dumps(prov, sort_keys=True, default=str, indent=1) + "\n" if prov else None
+
+
+def read_sidecar(table: pd.DataFrame, csv_path: Path) -> pd.DataFrame:
+    """``table`` (read from ``csv_path``) with its sidecar's provenance in ``attrs``, when it has one.
+
+    A CSV carries no metadata of its own, so the record sits in a file beside it; a sidecar that
+    names other experiments than the CSV's rows (a table replaced by hand) is refused rather than
+    lent to the wrong table.
+    """
+    side = sidecar_path(csv_path)
+    table.attrs = {}
+    if not side.is_file():
+        return table
+    try:
+        prov = json.loads(side.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise ResultsError(f"{side}: the provenance of {Path(csv_path).name} is not valid JSON; was it edited? "
+                           "Remove it to read the CSV without provenance") from None
+    table.attrs["provenance"] = prov
+    described = set(records(table))
+    rows = set(table[COLUMN].astype(str)) if COLUMN in table.columns else set()
+    if described and rows and not rows <= described:
+        raise ResultsError(f"{side} describes experiment(s) {', '.join(sorted(described)[:3])}, but "
+                           f"{Path(csv_path).name} holds {', '.join(sorted(rows - described)[:3])}: the sidecar "
+                           "belongs to another table. Remove it, or write the table again")
+    return table
+
+
 def _ids(table: pd.DataFrame) -> pd.Series:
     return table[COLUMN].astype(str).value_counts(sort=False) if COLUMN in table.columns else pd.Series(dtype=int)
 

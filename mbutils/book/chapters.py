@@ -15,6 +15,7 @@ import ast
 import io
 import os
 import shutil
+import sys
 import tempfile
 import tokenize
 from contextlib import contextmanager
@@ -195,6 +196,19 @@ def _failure(err) -> str:
     return f"{where} raised {name}: {value}"
 
 
+def _timed_out(err, notebook: Path) -> str:
+    """Which code cell a timeout stopped, found from the source the error quotes (it holds no index)."""
+    import nbformat
+
+    quoted = str(err).split("-------------------\n")[1:2]
+    code = [c for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"]
+    for number, cell in enumerate(code, 1):
+        first = cell.source.strip().split("\n")[0]
+        if quoted and (quoted[0].strip() == cell.source.strip() or (first and quoted[0].startswith(repr([first])[:-1]))):
+            return f"code cell {number} of {len(code)} ({first[:60]!r})"
+    return "a cell"
+
+
 def render_html(notebook: Path, html_path: Path) -> Path:
     """The executed notebook as one self-contained HTML page (figures embedded).
 
@@ -219,7 +233,8 @@ def render_html(notebook: Path, html_path: Path) -> Path:
 
 
 def _kernel_manager_class(socket_dir: str):
-    """A kernel manager that talks to the kernel over Unix sockets (IPC) where the system has them.
+    """A kernel manager that talks to the kernel over Unix sockets (IPC) where the system has them,
+    and starts it under a guard that ends it, workers included, if this process is killed.
 
     A local kernel on TCP ports logs "running over TCP without encryption" on every start;
     over IPC nothing listens on a port, so there is nothing to warn about (and nothing is
@@ -238,6 +253,11 @@ def _kernel_manager_class(socket_dir: str):
         def _private_socket_prefix(self):
             return os.path.join(socket_dir, "kernel")
 
+        def format_kernel_cmd(self, extra_arguments=None):
+            """The kernel under :mod:`mbutils.book.kernel_guard`: it and its workers end with this process."""
+            command = super().format_kernel_cmd(extra_arguments)
+            return [sys.executable, "-m", "mbutils.book.kernel_guard", str(os.getpid()), *command]
+
     return IPCKernelManager
 
 
@@ -250,6 +270,7 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
     ``MBUTILS_PROFILE`` for the run. Writes ``<chapter>.ipynb`` and ``<chapter>.html``.
     """
     import papermill
+    from nbclient.exceptions import CellTimeoutError
     from papermill.exceptions import PapermillExecutionError
 
     source = chapter_path(chapter)
@@ -277,6 +298,10 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
                 )
         except PapermillExecutionError as err:
             raise ChapterError(f"chapter {source.stem!r} failed: {_failure(err)}") from None
+        except CellTimeoutError as err:
+            raise ChapterError(f"chapter {source.stem!r}: {_timed_out(err, unexecuted)} ran past the time "
+                               f"allowed per cell (--timeout {timeout} seconds); raise --timeout, or leave it "
+                               "out for no limit") from None
         unexecuted.unlink()
         html = render_html(executed, Path(tmp) / f"{source.stem}.html")
         final_nb, final_html = out / executed.name, out / html.name

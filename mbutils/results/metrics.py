@@ -29,6 +29,8 @@ RESULT_COLUMNS = (
     "run", "selector", "size", "model", "estimate",
     "seen_correct", "n_seen", "unseen_correct", "n_unseen",
 )
+#: The results columns that hold names: read from CSV as text, whatever they look like ("001", "NaN").
+RESULT_TEXT_COLUMNS = ("selector", "model", "target_set", "experiment")
 
 
 @dataclass(frozen=True)

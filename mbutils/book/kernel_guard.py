@@ -1,0 +1,42 @@
+"""Run a chapter's kernel so that it, and every worker it starts, ends with ``run-chapter``.
+
+    python -m mbutils.book.kernel_guard PARENT_PID KERNEL_COMMAND...
+
+The kernel manager starts each kernel in a session of its own, with this guard as the session's
+leader. A ``run-chapter`` killed outright (SIGKILL) cannot stop its kernel: ipykernel notices its
+lost parent and exits, but the joblib workers an experiment started would live on until their idle
+timeout, holding the caller's pipes. The guard watches the process that started it and, once it is
+gone, kills the whole process group, workers included. Otherwise it only waits: interrupts reach
+the kernel (the manager signals the group), a termination is passed on, and the kernel's exit
+status becomes the guard's.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+POLL_SECONDS = 0.5
+
+
+def _parent_alive(parent: int) -> bool:
+    return os.getppid() == parent
+
+
+def main(argv: list[str]) -> int:
+    parent, command = int(argv[0]), argv[1:]
+    signal.signal(signal.SIGINT, lambda *_: None)  # the interrupt is the kernel's (a handler, not SIG_IGN: not inherited)
+    kernel = subprocess.Popen(command)
+    signal.signal(signal.SIGTERM, lambda *_: kernel.terminate())
+    while kernel.poll() is None:
+        if not _parent_alive(parent):
+            os.killpg(os.getpgrp(), signal.SIGKILL)  # the kernel, its workers and this guard
+        time.sleep(POLL_SECONDS)
+    return kernel.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
