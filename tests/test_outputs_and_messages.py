@@ -1,0 +1,254 @@
+"""The second hostile review's remaining classes: outputs replaced only on request, CSV results that
+keep their names, provenance and spreadsheets safe, and messages that name what went wrong."""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from helpers import random_benchmark
+from mbutils.base.tables import csv_text, from_csv_text, read_csv_table, render
+from mbutils.cli import main
+from mbutils.data.bundle import Benchmark, save_bundle
+
+REPO = Path(__file__).resolve().parents[1]
+#: Names a spreadsheet or pandas would change: numbers, missing-value words, formulas, a quote.
+AWKWARD = ["001", "1", "NaN", "", "=1+1", "+x", "-y", "@z", "'quoted", "null", "1e5", " pad "]
+
+
+def run(*args) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exit:
+            code = exit.code
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def awkward_bundle(tmp_path_factory) -> Path:
+    base = random_benchmark(n_models=len(AWKWARD) + 8, subtask_sizes=(40,), seed=3)
+    models = [name if name.strip() else "blank?" for name in AWKWARD] + [f"m{i}" for i in range(8)]
+    bench = Benchmark(name="awkward", correct=base.correct, models=models, items=base.items,
+                      subtasks=base.subtasks)
+    return save_bundle(bench, tmp_path_factory.mktemp("b") / "awkward")
+
+
+@pytest.fixture(scope="module")
+def tiny_bundle(tmp_path_factory) -> Path:
+    return save_bundle(random_benchmark(n_models=30, subtask_sizes=(30,), seed=1),
+                       tmp_path_factory.mktemp("t") / "tiny")
+
+
+def experiment(bundle, out, *extra):
+    return run("experiment", "--data", bundle, "--sizes", "10", "--runs", "2", "--sources", "10",
+               "--targets", "8", "--quiet", "--no-cache", "--out", out, *extra)
+
+
+# -- existing outputs are replaced only with --force ------------------------------------------------
+
+def test_results_outputs_need_force(tiny_bundle, tmp_path):
+    first, second = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    assert experiment(tiny_bundle, first)[0] == 0
+    assert run("experiment", "--data", tiny_bundle, "--sizes", "10", "--runs", "2", "--sources", "10",
+               "--targets", "8", "--seed", "1", "--quiet", "--no-cache", "--out", second)[0] == 0
+    both = tmp_path / "both.parquet"
+    assert run("combine", first, second, "--out", both)[0] == 0
+    before = both.read_bytes()
+    code, _, err = run("combine", first, second, "--out", both)
+    assert code == 1 and f"{both} exists; pass --force to replace it" in err
+    assert both.read_bytes() == before
+    code, _, err = run("combine", first, second, "--out", both, "--force")
+    assert code == 0 and "replaced the existing" in err
+    items = tmp_path / "items.txt"
+    items.write_text("q0000\nq0001\nq0002\n")
+    audit_out = tmp_path / "audit.csv"
+    audit_out.write_text("keep me\n")
+    code, _, err = run("audit", "--data", tiny_bundle, "--items", items, "--random", "5", "--quiet",
+                       "--out", audit_out)
+    assert code == 1 and "pass --force" in err and audit_out.read_text() == "keep me\n"
+
+
+def test_import_into_a_taken_folder_says_force(tmp_path):
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("mine")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "samples_x.jsonl").write_text("{}\n")
+    code, _, err = run("import", "lm-eval", logs, "--out", taken, "--quiet")
+    assert code == 1 and "pass --force to replace it" in err and "overwrite=True" not in err
+    assert (taken / "notes.txt").read_text() == "mine"
+    code, _, err = run("import", "lm-eval", logs / "samples_x.jsonl", "--out", logs, "--quiet", "--force")
+    assert code == 1 and "holds the input" in err and (logs / "samples_x.jsonl").exists()
+
+
+def test_notebook_needs_force_to_replace(tmp_path):
+    out = tmp_path / "measures.ipynb"
+    out.write_text("my own notebook")
+    code, _, err = run("notebook", "measures", "--out", out)
+    assert code == 1 and "pass --force" in err and out.read_text() == "my own notebook"
+    code, _, err = run("notebook", "measures", "--out", out, "--force")
+    assert code == 0 and json.loads(out.read_text())["cells"]
+
+
+# -- CSV results: names, formulas and provenance survive ---------------------------------------------
+
+def test_csv_text_round_trips_every_awkward_name():
+    for name in AWKWARD + ["''", "'=", "\tx", "plain"]:
+        assert from_csv_text(csv_text(name)) == name
+        assert not csv_text(name).startswith(("=", "+", "-", "@", "\t", "\r"))
+
+
+def test_results_csv_keeps_names_and_provenance(awkward_bundle, tmp_path):
+    csv_out, parquet_out = tmp_path / "r.csv", tmp_path / "r.parquet"
+    assert experiment(awkward_bundle, csv_out, "--sources", "12")[0] == 0
+    assert experiment(awkward_bundle, parquet_out, "--sources", "12")[0] == 0
+    raw = pd.read_csv(csv_out, dtype=str, keep_default_na=False)
+    assert not raw["model"].str.startswith(("=", "+", "-", "@")).any()  # a spreadsheet shows them as text
+    back = read_csv_table(csv_out, ("model", "selector", "experiment"))
+    truth = pd.read_parquet(parquet_out)
+    assert back["model"].tolist() == truth["model"].tolist()
+    assert set(back["model"]) & {"001", "1", "NaN", "=1+1", "'quoted"}
+    np.testing.assert_allclose(back["estimate"], truth["estimate"])
+    side = csv_out.with_name("r.csv.provenance.json")
+    record = json.loads(side.read_text())
+    assert list(record["experiments"]) == truth["experiment"].unique().tolist()
+    code, out_csv, _ = run("mdad", csv_out)
+    code2, out_pq, _ = run("mdad", parquet_out)
+    assert code == code2 == 0 and out_csv == out_pq
+
+
+def test_a_sidecar_of_another_table_is_refused(tiny_bundle, tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    assert experiment(tiny_bundle, a)[0] == 0
+    assert run("experiment", "--data", tiny_bundle, "--sizes", "10", "--runs", "2", "--sources", "12",
+               "--targets", "8", "--quiet", "--no-cache", "--out", b)[0] == 0
+    a.with_name("a.csv.provenance.json").write_text(b.with_name("b.csv.provenance.json").read_text())
+    code, _, err = run("summary", a)
+    assert code == 1 and "the sidecar belongs to another table" in err
+    a.with_name("a.csv.provenance.json").write_text("{not json")
+    code, _, err = run("summary", a)
+    assert code == 1 and "is not valid JSON" in err
+
+
+def test_plan_refuses_a_csv_whose_sidecar_names_another_bundle(tiny_bundle, tmp_path):
+    other = save_bundle(random_benchmark(n_models=30, subtask_sizes=(30,), seed=2, name="other"),
+                        tmp_path / "other")
+    results = tmp_path / "r.csv"
+    assert experiment(tiny_bundle, results)[0] == 0
+    code, _, err = run("plan", "--data", other, "--results", results, "--gap", "5")
+    assert code == 1 and "these results come from bundle 'tiny'" in err  # read from the sidecar
+
+
+def test_markdown_cells_cannot_break_their_row():
+    table = pd.DataFrame({"selector": ["a|b", "line\nbreak"], "mdad": [1.0, float("nan")]})
+    text = render(table, "markdown")
+    rows = text.strip().split("\n")
+    assert len(rows) == 4 and all(row.count("|") - row.count("\\|") == 3 for row in rows)
+    assert "a\\|b" in text and "not reached" in text
+    csv_text_out = render(pd.DataFrame({"selector": ["=cmd"], "size": [-1]}), "csv")
+    assert "'=cmd" in csv_text_out and ",-1" in csv_text_out  # numbers are not text: never quoted
+
+
+# -- messages ----------------------------------------------------------------------------------------
+
+def test_control_characters_in_messages_are_escaped(tmp_path):
+    code, _, err = run("mdad", tmp_path / "x\x1b[31mred.parquet")
+    assert code == 1 and "\x1b" not in err and "x\\x1b[31mred" in err
+
+
+def test_a_full_disk_names_the_output(tiny_bundle, tmp_path, monkeypatch):
+    import mbutils.base.cache as cache
+
+    def full(path, write):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cache, "atomic_write", full)
+    out = tmp_path / "r.parquet"
+    code, _, err = experiment(tiny_bundle, out)
+    assert code == 1 and str(out) in err and "No space left on device" in err and not out.exists()
+
+
+SLOW_CHAPTER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+# Slow
+
+```{code-cell} ipython3
+:tags: [parameters]
+seconds = 60
+record = ""
+```
+
+```{code-cell} ipython3
+x = 1
+```
+
+```{code-cell} ipython3
+import os, pathlib, time
+from joblib import Parallel, delayed
+pids = set(Parallel(n_jobs=2)(delayed(os.getpid)() for _ in range(8)))
+if record:
+    pathlib.Path(record).write_text(" ".join(map(str, {os.getpid(), *pids})))
+time.sleep(seconds)
+```
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="process-group guard checked on Linux")
+def test_killed_run_chapter_takes_its_kernel_and_workers_along(tmp_path):
+    chapter = tmp_path / "slow.md"
+    chapter.write_text(SLOW_CHAPTER)
+    record = tmp_path / "pids"
+    proc = subprocess.Popen([sys.executable, "-m", "mbutils", "run-chapter", str(chapter), "--out",
+                             str(tmp_path / "out"), "--quiet", "-p", "record", str(record)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (record.exists() and record.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    pids = [int(p) for p in record.read_text().split()]
+    assert len(pids) >= 2  # the kernel and at least one worker
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 15
+    while any(map(_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(map(_alive, pids)), [p for p in pids if _alive(p)]
+
+
+def test_a_cell_timeout_names_the_cell_and_the_limit(tmp_path):
+    chapter = tmp_path / "slow.md"
+    chapter.write_text(SLOW_CHAPTER)
+    code, _, err = run("run-chapter", chapter, "--out", tmp_path / "out", "--quiet", "--timeout", "3")
+    assert code == 1
+    assert "code cell 3 of 3 ('import os, pathlib, time')" in err and "--timeout 3 seconds" in err
+    assert "Here is a preview" not in err
