@@ -347,6 +347,8 @@ def _check_import_out(args) -> None:
     _check_not_input(out, inputs)
     if out.exists() and not out.is_dir():
         raise ResultsError(f"{args.out} exists and is not a folder; give a new folder name")
+    if not out.parent.is_dir():
+        raise ResultsError(f"{args.out}: the folder {out.parent} does not exist; make it first, or give another --out")
     if out.is_dir() and any(out.iterdir()) and not args.force:
         raise ResultsError(f"{args.out} exists and is not empty; pass --force to replace it, or give another --out")
 
@@ -368,6 +370,8 @@ def cmd_import(args) -> int:
     from mbutils.data import importers
 
     _check_import_out(args)
+    if args.metric is not None and not args.metric.strip():
+        raise ResultsError("--metric is empty; name the 0/1 metric to read (e.g. acc), or leave the option out")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         confidence = False if args.no_confidence else None
@@ -944,9 +948,9 @@ def _os_message(err: OSError, args) -> str:
 class _PrintableStream:
     """A text stream that shows control characters (an ESC in a folder name, say) as escapes.
 
-    Names from the command line and from data files reach messages verbatim; printed raw, an escape
-    sequence could recolour or rewrite the terminal. Line breaks, tabs and carriage returns (the
-    progress bar's) pass.
+    Names from the command line and from data files reach messages and tables verbatim; printed raw,
+    an escape sequence could recolour or rewrite the terminal. Line breaks, tabs and carriage returns
+    (the progress bar's) pass. Both standard streams of a command go through it.
     """
 
     _TABLE = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F] if chr(c) not in "\n\r\t"}
@@ -964,11 +968,12 @@ class _PrintableStream:
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     """Run one command; the exit code is 0, 1 (refused input), 2 (usage), 70 (a bug) or 130."""
     parser = build_parser(prog)
-    stderr, sys.stderr = sys.stderr, _PrintableStream(sys.stderr)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = map(_PrintableStream, streams)
     try:
         return _run(parser, parser.parse_args(argv))
     finally:
-        sys.stderr = stderr
+        sys.stdout, sys.stderr = streams
 
 
 def _run(parser, args) -> int:
