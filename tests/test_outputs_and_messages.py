@@ -252,3 +252,17 @@ def test_a_cell_timeout_names_the_cell_and_the_limit(tmp_path):
     assert code == 1
     assert "code cell 3 of 3 ('import os, pathlib, time')" in err and "--timeout 3 seconds" in err
     assert "Here is a preview" not in err
+
+
+def test_a_micro_benchmark_folder_keeps_awkward_names(awkward_bundle, tmp_path):
+    from mbutils.results.micro_folder import read_micro
+
+    out = tmp_path / "micro"
+    code, _, err = run("build-micro", "--data", awkward_bundle, "--selector", "random", "--k", "5", "--runs", "2",
+                       "--quiet", "--out", out)
+    assert code == 0, err
+    raw = pd.read_csv(out / "pool.csv", dtype=str, keep_default_na=False)
+    assert not raw["model"].str.startswith(("=", "+", "-", "@")).any()
+    folder = read_micro(out)
+    models = pd.read_csv(awkward_bundle / "responses.csv", dtype=str, keep_default_na=False)["model"]
+    assert set(folder.pool["model"]) <= set(models) and {"001", "NaN", "=1+1"} & set(folder.pool["model"])

@@ -40,12 +40,15 @@ def csv_text(value: str) -> str:
 
 
 def from_csv_text(value: str) -> str:
-    """The text :func:`csv_text` wrote: the leading quote taken off, so names survive a round trip.
+    """The text :func:`csv_text` wrote: its leading quote taken off, so names survive a round trip.
 
-    >>> from_csv_text(csv_text("=1+1")), from_csv_text(csv_text("'q")), from_csv_text("plain")
-    ('=1+1', "'q", 'plain')
+    Only a quote :func:`csv_text` could have added goes (one before a formula character or a quote),
+    so a foreign file's ``'abc`` stays as it is.
+
+    >>> from_csv_text(csv_text("=1+1")), from_csv_text(csv_text("'q")), from_csv_text("'abc")
+    ('=1+1', "'q", "'abc")
     """
-    return value[1:] if value.startswith("'") else value
+    return value[1:] if value.startswith("'") and value[1:].startswith(FORMULA_START) else value
 
 
 def csv_safe(table: pd.DataFrame) -> pd.DataFrame:

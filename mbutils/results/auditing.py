@@ -31,6 +31,7 @@ import pandas as pd
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import ProtocolError
+from mbutils.base.tables import from_csv_text
 from mbutils.results.metrics import gap_bins, iter_groups, mdad_table, agreement_curve, summary_table
 from mbutils.methods.protocol import rng_for
 from mbutils.base.validation import check_choice
@@ -62,6 +63,8 @@ def _read_table(path: Path) -> pd.DataFrame:
     except Exception as err:  # any parser failure: the file is not a table we can use
         raise ProtocolError(f"{path}: cannot read it as a table ({type(err).__name__}: {err})") from None
     table.columns = [str(c).strip() for c in table.columns]
+    if "item" in table.columns:  # a micro-benchmark's items.csv quotes formula-like ids (base.tables.csv_text)
+        table["item"] = table["item"].map(from_csv_text)
     return table
 
 

@@ -28,6 +28,7 @@ import pandas as pd
 from mbutils import __version__
 from mbutils.base.errors import MbutilsError
 from mbutils.base.folders import replace_folder
+from mbutils.base.tables import csv_safe, read_csv_table
 from mbutils.base.fingerprint import code_fingerprint
 from mbutils.methods.selectors.base import MicroBenchmark
 from mbutils.methods.selectors.tinybench import IRTMicroBenchmark
@@ -83,7 +84,7 @@ def _write_files(built: BuiltMicro, root: Path, tasks_dir) -> None:
 
     micro = built.micro
     chosen = micro.items
-    pd.DataFrame({"item": built.items[chosen], "subtask": built.subtasks[chosen], "weight": micro.weights}) \
+    csv_safe(pd.DataFrame({"item": built.items[chosen], "subtask": built.subtasks[chosen], "weight": micro.weights})) \
         .to_csv(root / "items.csv", index=False, float_format="%.17g")
     state = {"kind": "weighted_mean", "reads": micro.reads}
     if isinstance(micro, IRTMicroBenchmark):
@@ -92,9 +93,9 @@ def _write_files(built: BuiltMicro, root: Path, tasks_dir) -> None:
         params = pd.DataFrame(micro.item_a, columns=[f"a_{d}" for d in range(micro.item_a.shape[1])])
         params.insert(0, "b", micro.item_b)
         params.insert(0, "item", built.items)
-        params.to_csv(root / "item_params.csv", index=False, float_format="%.17g")
-    built.pool.to_csv(root / "pool.csv", index=False, float_format="%.17g")
-    built.calibration.to_csv(root / "calibration.csv", index=False, float_format="%.17g")
+        csv_safe(params).to_csv(root / "item_params.csv", index=False, float_format="%.17g")
+    csv_safe(built.pool).to_csv(root / "pool.csv", index=False, float_format="%.17g")
+    csv_safe(built.calibration).to_csv(root / "calibration.csv", index=False, float_format="%.17g")
     try:
         tasks = write_lm_eval_tasks(root / "lm_eval", built.items, built.subtasks, chosen, tasks_dir)
         export = ""
@@ -164,7 +165,7 @@ def _verify(root: Path) -> None:
 
 def _csv(path: Path) -> pd.DataFrame:
     try:
-        return pd.read_csv(path, keep_default_na=False, dtype={"item": str, "model": str, "subtask": str})
+        return read_csv_table(path, ("item", "model", "subtask"))
     except Exception as err:  # noqa: BLE001 -- any parser failure: the file is not the table written
         raise _fail(path, f"cannot be read as a table ({type(err).__name__})") from None
 
