@@ -4,14 +4,12 @@ keep their names, provenance and spreadsheets safe, and messages that name what 
 from __future__ import annotations
 
 import errno
-import io
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -19,23 +17,13 @@ import pandas as pd
 import pytest
 
 from helpers import random_benchmark
+from helpers import run_cli as run
 from mbutils.base.tables import csv_text, from_csv_text, read_csv_table, render
-from mbutils.cli import main
 from mbutils.data.bundle import Benchmark, save_bundle
 
 REPO = Path(__file__).resolve().parents[1]
 #: Names a spreadsheet or pandas would change: numbers, missing-value words, formulas, a quote.
 AWKWARD = ["001", "1", "NaN", "", "=1+1", "+x", "-y", "@z", "'quoted", "null", "1e5", " pad "]
-
-
-def run(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as exit:
-            code = exit.code
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
