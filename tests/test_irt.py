@@ -190,3 +190,27 @@ def test_unfitted_model_and_bad_item_indices_are_refused(fit3):
         IRTModel().predict_proba()
     with pytest.raises(IRTError, match="item_idx"):
         fit3.fit_abilities(np.zeros((1, 2)), [0, 400])
+
+
+def test_batch_fit_equals_separate_fits():
+    """A stack of fits shares one sweep loop, yet every fit keeps its own halving and stopping
+    (here they stop after different numbers of sweeps): the parameters equal separate fits."""
+    stack = np.stack([planted(80, 60, 2, seed=s)[0] for s in range(5)])
+    stack[2, :, 0] = 0.0  # an item every model gets wrong, in one fit only
+    stack[3, ::7, 5] = np.nan  # missing answers, in one fit only
+    batch = IRTModel(dims=3).fit_batch(stack)
+    alone = [IRTModel(dims=3).fit(Y) for Y in stack]
+    assert len({m.n_iter_ for m in alone}) > 1, "the fits should stop at different sweeps"
+    for got, want in zip(batch, alone):
+        assert got.n_iter_ == want.n_iter_ and got.converged_ == want.converged_
+        for key in ("theta_", "a_", "b_", "objective_path_"):
+            assert np.abs(getattr(got, key) - getattr(want, key)).max() < 1e-8, key
+
+
+def test_batch_of_one_is_the_single_fit(data3, fit3):
+    (one,) = IRTModel(dims=3).fit_batch(data3[0][None])
+    for key in ("theta_", "a_", "b_", "objective_path_"):
+        np.testing.assert_array_equal(getattr(one, key), getattr(fit3, key))
+    assert IRTModel().fit_batch(np.zeros((0, 4, 3))) == []
+    with pytest.raises(IRTError, match="fit 1, row 0, column 2"):
+        IRTModel(dims=1).fit_batch(np.stack([np.eye(3), [[0, 0, 2], [1, 0, 1], [0, 1, 0]]]))

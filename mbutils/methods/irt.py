@@ -17,6 +17,12 @@ probabilities, or ``b``.
 
 Missing responses are ``NaN`` and are simply left out of the likelihood.
 
+:meth:`IRTModel.fit_batch` fits a stack of equally shaped matrices (an experiment's runs)
+in one sweep loop; each fit keeps its own step halving and stopping rule, so it equals
+its own :meth:`IRTModel.fit` (which is a batch of one). Most of a fit's time is the
+``expit`` and ``log`` of every cell, twice per sweep, which batching cannot shrink; it
+saves the per-sweep overhead of small fits.
+
 Fits run single-threaded (BLAS limited to one thread for their duration): the work is
 many small matrix products, for which extra threads mostly add overhead, results then
 cannot depend on the machine's thread count, and parallel experiment workers do not
@@ -25,9 +31,11 @@ oversubscribe the cores.
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import numpy as np
+import scipy.linalg  # imported here, so that single_threaded() limits its BLAS too
 from scipy.special import expit
 
 from mbutils.base.errors import MbutilsError
@@ -65,36 +73,50 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
     return expit(z)
 
 
-def _nll_parts(z: np.ndarray, sign: np.ndarray, mask: np.ndarray | None):
-    """Per-cell negative log-likelihood and P(correct); ``z`` is overwritten.
+def _cell_terms(z: np.ndarray, sign: np.ndarray, mask: np.ndarray | None, nll: np.ndarray | None = None):
+    """Per-cell negative log-likelihood and q = P(observed answer); ``z`` becomes q.
 
-    ``sign`` is ``2y - 1`` for 0/1 responses ``y``. Works through q = P(observed
-    answer) = expit(sign * z), accurate in both tails, with one ``expit`` and one
-    ``log`` pass (the costly parts of a fit).
+    ``sign`` is ``2y - 1`` for 0/1 responses ``y``. ``q = expit(sign * z)`` is accurate in
+    both tails, and it is all a Newton step needs: ``P - y = sign (q - 1)`` and
+    ``P (1 - P) = q (1 - q)``. One ``expit`` and one ``log`` pass are the costly part of
+    a fit; ``nll`` (an array to overwrite) spares a fresh allocation on every pass.
     """
     np.multiply(z, sign, out=z)
     np.clip(z, -700.0, 700.0, out=z)
     q = expit(z, out=z)
-    prob = q * sign
-    prob += 0.5 * (1.0 - sign)  # q where y = 1, 1 - q where y = 0
-    nll = np.log(q)
+    nll = np.log(q, out=nll)
     np.negative(nll, out=nll)
     if mask is not None:
         nll *= mask
-    return nll, prob
+    return nll, q
 
 
-def _as_responses(Y, what: str = "responses") -> tuple[np.ndarray, np.ndarray | None]:
-    """0/1 float matrix with NaN for missing -> (Y with 0 at missing cells, mask or None)."""
+def _residuals(q: np.ndarray, sign: np.ndarray, mask: np.ndarray | None, out=None):
+    """Residuals P - y and weights P (1 - P) from q, zero at missing cells (into ``out``)."""
+    R, W = (np.empty_like(q), np.empty_like(q)) if out is None else out
+    np.subtract(q, 1.0, out=R)
+    R *= sign
+    np.subtract(1.0, q, out=W)
+    W *= q
+    if mask is not None:
+        R *= mask
+        W *= mask
+    return R, W
+
+
+def _as_responses(Y, what: str = "responses", ndim: int = 2) -> tuple[np.ndarray, np.ndarray | None]:
+    """0/1 float array with NaN for missing -> (Y with 0 at missing cells, mask or None)."""
     Y = np.array(Y, dtype=np.float64)
-    if Y.ndim != 2:
-        raise IRTError(f"{what} must be a 2-D models x items matrix, got shape {Y.shape}")
+    if Y.ndim != ndim:
+        shape = "models x items matrix" if ndim == 2 else "runs x models x items array"
+        raise IRTError(f"{what} must be a {ndim}-D {shape}, got shape {Y.shape}")
     missing = np.isnan(Y)
     bad = ~missing & (Y != 0) & (Y != 1)
     if bad.any():
-        row, col = np.argwhere(bad)[0]
+        *lead, row, col = np.argwhere(bad)[0]
+        where = f"fit {lead[0]}, " if lead else ""
         raise IRTError(
-            f"{what} must be 0/1 (NaN for missing); found {Y[row, col]!r} at row {row}, "
+            f"{what} must be 0/1 (NaN for missing); found {Y[(*lead, row, col)]!r} at {where}row {row}, "
             f"column {col}"
         )
     if not missing.any():
@@ -112,23 +134,31 @@ def _check_positive(**values) -> None:
 # ---------------------------------------------------------------- batched Newton steps
 
 
-def _row_newton_step(X: np.ndarray, XX: np.ndarray, R: np.ndarray, W: np.ndarray,
-                     params: np.ndarray, precision: np.ndarray) -> np.ndarray:
-    """Newton steps for many independent ridge-logistic regressions sharing design ``X``.
+@functools.lru_cache(maxsize=None)
+def _symmetric_layout(p: int):
+    """Rows and columns of the p (p + 1) / 2 upper-triangle entries, and for every entry
+    of a p x p matrix the position of its value among them."""
+    iu, ju = np.triu_indices(p)
+    where = np.empty((p, p), dtype=np.intp)
+    where[iu, ju] = where[ju, iu] = np.arange(len(iu))
+    return iu, ju, where.ravel()
 
-    Row ``r`` of ``params`` (p coefficients) has logits ``X @ params[r]``; ``R`` and ``W``
-    hold residuals (P - y) and weights P(1 - P) with one row per regression.
+
+def _newton_steps(X: np.ndarray, R: np.ndarray, W: np.ndarray, params: np.ndarray,
+                  precision: np.ndarray) -> np.ndarray:
+    """Newton steps for many independent ridge-logistic regressions, in stacks.
+
+    In every stack (leading axes) the rows of ``params`` (p coefficients each) share the
+    design ``X`` (n x p): row ``r`` has logits ``X @ params[r]``, residuals (P - y) ``R[r]``
+    and weights P (1 - P) ``W[r]``. Only the p (p + 1) / 2 distinct Hessian entries are
+    multiplied out (the Hessian is symmetric): half the work of the largest product.
     """
-    p = X.shape[1]
-    grad = R @ X + params * precision
-    hess = (W @ XX).reshape(-1, p, p)
-    hess[:, np.arange(p), np.arange(p)] += precision
-    return np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
-
-
-def _outer_rows(X: np.ndarray) -> np.ndarray:
-    """Row-wise outer products, flattened: (n, p) -> (n, p*p)."""
-    return (X[:, :, None] * X[:, None, :]).reshape(len(X), -1)
+    p = X.shape[-1]
+    iu, ju, where = _symmetric_layout(p)
+    H = (W @ (X[..., iu] * X[..., ju]))[..., where]
+    H[..., ::p + 1] += precision
+    H = H.reshape(H.shape[:-1] + (p, p))
+    return np.linalg.solve(H, (R @ X + params * precision)[..., None])[..., 0]
 
 
 def map_abilities(Y, a: np.ndarray, b: np.ndarray, prior_sd: float = 1.0,
@@ -155,22 +185,19 @@ def _map_abilities(Y, a, b, prior_sd, max_iter, tol) -> np.ndarray:
     _check_positive(prior_sd=prior_sd)
     precision = np.full(a.shape[1], 1.0 / prior_sd**2)
     theta = np.zeros((Y.shape[0], a.shape[1]))
-    aa = _outer_rows(a)
-
     sign = 2.0 * Y - 1.0
+    q = np.empty_like(Y)
 
     def objective(th, rows):
-        sg = sign if rows is None else sign[rows]
-        mk = mask if (mask is None or rows is None) else mask[rows]
-        nll, prob = _nll_parts(th @ a.T - b, sg, mk)
-        return nll.sum(axis=1) + 0.5 * (th**2 * precision).sum(axis=1), prob
+        idx = slice(None) if rows is None else rows
+        nll, q[idx] = _cell_terms(th @ a.T - b, sign[idx], None if mask is None else mask[idx])
+        return nll.sum(axis=1) + 0.5 * (th**2 * precision).sum(axis=1)
 
-    f, prob = objective(theta, None)
+    f = objective(theta, None)
     for _ in range(max_iter):
-        R = prob - Y if mask is None else (prob - Y) * mask
-        W = prob * (1 - prob) if mask is None else prob * (1 - prob) * mask
-        step = _row_newton_step(a, aa, R, W, theta, precision)
-        theta, f, prob = _halving_update(theta, step, f, objective)
+        R, W = _residuals(q, sign, mask)
+        step = _newton_steps(a, R, W, theta, precision)
+        theta, f = _halving_update(theta, step, f, objective)
         if np.abs(step).max() < tol:
             break
     return theta
@@ -179,13 +206,15 @@ def _map_abilities(Y, a, b, prior_sd, max_iter, tol) -> np.ndarray:
 def _halving_update(params, step, f_old, objective, max_halvings: int = 30):
     """Apply ``params - step`` per row, halving the step where the objective went up.
 
-    ``objective(p, rows)`` returns (per-row objective, per-row probabilities) for the
-    parameter rows ``p`` belonging to row indices ``rows`` (``None`` = all rows).
-    Rows that cannot improve keep their old values, so the objective never increases.
+    ``objective(p, rows)`` returns the per-row objective of the parameter rows ``p``
+    belonging to row indices ``rows`` (``None`` = all rows) and refreshes the caller's
+    state there. Rows that cannot improve keep their old values, so the objective never
+    increases; each row's fate depends on that row alone, so rows of independent fits
+    can share one call. Returns (new parameters, their objective).
     """
     slack = 1e-12 * np.abs(f_old)  # rounding noise is not an increase
     new = params - step
-    f_new, prob_new = objective(new, None)
+    f_new = objective(new, None)
     scale = 1.0
     for _ in range(max_halvings):
         worse = np.flatnonzero(f_new > f_old + slack)
@@ -193,12 +222,144 @@ def _halving_update(params, step, f_old, objective, max_halvings: int = 30):
             break
         scale *= 0.5
         new[worse] = params[worse] - scale * step[worse]
-        f_new[worse], prob_new[worse] = objective(new[worse], worse)
+        f_new[worse] = objective(new[worse], worse)
     worse = np.flatnonzero(f_new > f_old)
     if len(worse):  # no improvement found: keep the old values (and refresh any state)
         new[worse] = params[worse]
-        f_new[worse], prob_new[worse] = objective(new[worse], worse)
-    return new, f_new, prob_new
+        f_new[worse] = objective(new[worse], worse)
+    return new, f_new
+
+
+def _groups(rows: np.ndarray, size: int):
+    """(fit, positions in ``rows``, indices within the fit) for flattened row indices."""
+    fits, within = np.divmod(rows, size)
+    for fit in np.unique(fits):
+        sel = np.flatnonzero(fits == fit)
+        yield fit, sel, within[sel]
+
+
+def _init_theta(Y: np.ndarray, mask: np.ndarray | None, dims: int) -> np.ndarray:
+    """Abilities from the leading singular vectors of each fit's centred responses.
+
+    Deterministic, so a fit depends on the data alone. Dimensions beyond the rank of the
+    centred data start, and stay, at zero (they could not be identified). The vectors
+    come from the smaller of the two Gram matrices (models x models or items x items),
+    asking LAPACK for the leading ``dims`` eigenpairs only.
+    """
+    n_fits, n, m = Y.shape
+    filled = Y if mask is None else np.where(mask > 0, Y, np.nan)
+    col_mean = np.nan_to_num(np.nanmean(filled, axis=1), nan=0.5)
+    centred = Y - col_mean[:, None] if mask is None else (Y - col_mean[:, None]) * mask
+    theta = np.zeros((n_fits, n, dims))
+    side = min(n, m)
+    top = min(dims, side)
+    for fit, C in enumerate(centred):
+        G = C @ C.T if n <= m else C.T @ C
+        evals, evecs = scipy.linalg.eigh(G, subset_by_index=[side - top, side - 1])
+        evals, evecs = evals[::-1], evecs[:, ::-1]
+        d = int((evals > 1e-9 * max(evals[0], 1e-300)).sum())
+        U = evecs[:, :d] if n <= m else (C @ evecs[:, :d]) / np.sqrt(evals[:d])
+        theta[fit, :, :d] = U * np.sqrt(n)  # unit variance, like the prior
+        # Orient each column so that its correlation with the row means is >= 0: a
+        # fixed convention that makes the fit reproducible across LAPACK builds.
+        signs = np.sign(theta[fit, :, :d].T @ C.mean(axis=1))
+        signs[signs == 0] = 1.0
+        theta[fit, :, :d] *= signs
+    return theta
+
+
+def _design(theta: np.ndarray) -> np.ndarray:
+    """``[theta, -1]``: the items' regressors (their coefficients are ``[a_j, b_j]``)."""
+    return np.concatenate([theta, -np.ones(theta.shape[:-1] + (1,))], axis=-1)
+
+
+def _fit_stack(Y: np.ndarray, mask: np.ndarray | None, dims: int, sd_theta: float, sd_a: float,
+               sd_b: float, max_iter: int, tol: float) -> list[dict]:
+    """MAP fits of a stack of fits x models x items responses, in one sweep loop.
+
+    Every fit keeps its own step halving (per row, as in a single fit) and its own
+    stopping rule; a fit that stops leaves the stack, so the rest run on smaller arrays.
+    Returns one dict of fitted arrays per fit, in order.
+    """
+    n_fits, n, m = Y.shape
+    D, p = dims, dims + 1
+    prec_theta = np.full(D, 1.0 / sd_theta**2)
+    prec_item = np.r_[np.full(D, 1.0 / sd_a**2), 1.0 / sd_b**2]
+    theta = _init_theta(Y, mask, D)
+    items = np.zeros((n_fits, m, p))  # per item: a_j (D), b_j
+    s = {"sign": 2.0 * Y - 1.0, "mask": mask, "X": _design(theta)}
+    # One fits x models x items state at the current (theta, items): cell nll and q.
+    s["nll"], s["q"] = _cell_terms(s["X"] @ items.transpose(0, 2, 1), s["sign"], mask)
+    s["RW"] = (np.empty_like(Y), np.empty_like(Y))  # reused buffers: residuals, weights
+
+    def cells(fit, rows, cols):
+        mk = s["mask"]
+        return s["sign"][fit][rows, cols], None if mk is None else mk[fit][rows, cols]
+
+    def item_objective(new, rows):
+        """Per-item objective of item rows (flattened fit x item) ``rows``; refreshes the state."""
+        prior = 0.5 * (new**2 * prec_item).sum(axis=1)
+        if rows is None:
+            z = np.matmul(s["X"], new.reshape(-1, m, p).transpose(0, 2, 1), out=s["q"])
+            _cell_terms(z, s["sign"], s["mask"], s["nll"])
+            return s["nll"].sum(axis=1).ravel() + prior
+        f = np.empty(len(rows))
+        for fit, sel, cols in _groups(rows, m):
+            nll, s["q"][fit][:, cols] = _cell_terms(s["X"][fit] @ new[sel].T, *cells(fit, slice(None), cols))
+            s["nll"][fit][:, cols] = nll
+            f[sel] = nll.sum(axis=0)
+        return f + prior
+
+    def model_objective(new, rows):
+        """Per-model objective of model rows (flattened fit x model) ``rows``; refreshes the state."""
+        prior = 0.5 * (new**2 * prec_theta).sum(axis=1)
+        a, b = s["items"][..., :D], s["items"][..., D]
+        if rows is None:
+            z = np.matmul(new.reshape(-1, n, D), a.transpose(0, 2, 1), out=s["q"])
+            z -= b[:, None, :]
+            _cell_terms(z, s["sign"], s["mask"], s["nll"])
+            return s["nll"].sum(axis=2).ravel() + prior
+        f = np.empty(len(rows))
+        for fit, sel, idx in _groups(rows, n):
+            nll, s["q"][fit][idx] = _cell_terms(new[sel] @ a[fit].T - b[fit], *cells(fit, idx, slice(None)))
+            s["nll"][fit][idx] = nll
+            f[sel] = nll.sum(axis=1)
+        return f + prior
+
+    live = np.arange(n_fits)  # fits still running, in stack order
+    paths = np.zeros((n_fits, int(max_iter)))
+    out = [None] * n_fits
+    for sweep in range(1, int(max_iter) + 1):
+        # items step (abilities fixed): ridge-logistic regressions on X = [theta, -1]
+        R, W = _residuals(s["q"], s["sign"], s["mask"], s["RW"])
+        step = _newton_steps(s["X"], R.transpose(0, 2, 1), W.transpose(0, 2, 1), items, prec_item)
+        f_items = s["nll"].sum(axis=1) + 0.5 * (items**2 * prec_item).sum(axis=2)
+        items, _ = _halving_update(items.reshape(-1, p), step.reshape(-1, p), f_items.ravel(), item_objective)
+        items = s["items"] = items.reshape(-1, m, p)
+        # models step (items fixed): ridge-logistic regressions on a
+        R, W = _residuals(s["q"], s["sign"], s["mask"], s["RW"])
+        step = _newton_steps(items[..., :D], R, W, theta, prec_theta)
+        f_models = s["nll"].sum(axis=2) + 0.5 * (theta**2 * prec_theta).sum(axis=2)
+        theta, f_models = _halving_update(theta.reshape(-1, D), step.reshape(-1, D), f_models.ravel(),
+                                          model_objective)
+        theta, f_models = theta.reshape(-1, n, D), f_models.reshape(-1, n)
+        s["X"] = _design(theta)
+        paths[live, sweep - 1] = f_models.sum(axis=1) + 0.5 * (items**2 * prec_item).sum(axis=(1, 2))
+        path = paths[live, :sweep]
+        converged = (path[:, -2] - path[:, -1] < tol * np.abs(path[:, -1])) if sweep > 1 else np.zeros(len(live), bool)
+        done = converged | (sweep == int(max_iter))
+        for i in np.flatnonzero(done):
+            out[live[i]] = dict(theta=theta[i].copy(), a=items[i, :, :D].copy(), b=items[i, :, D].copy(), n_iter=sweep,
+                                converged=bool(converged[i]), path=path[i].copy())
+        if done.all():
+            break
+        if done.any():  # finished fits leave the stack
+            keep = ~done
+            live, theta, items = live[keep], theta[keep], items[keep]
+            s.update({key: None if s[key] is None else s[key][keep] for key in ("sign", "mask", "X", "nll", "q")})
+            s["RW"] = (np.empty_like(s["q"]), np.empty_like(s["q"]))
+            s["items"] = items
+    return out
 
 
 # ---------------------------------------------------------------- the model
@@ -271,30 +432,6 @@ class IRTModel:
     def _validate(self) -> None:
         validate_constraints(self, self.parameter_constraints, "IRT model: ", IRTError)
 
-    def _init_theta(self, Y: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
-        """Abilities from the leading singular vectors of the centred responses.
-
-        Deterministic, so a fit depends on the data alone. Dimensions beyond the rank
-        of the centred data start, and stay, at zero (they could not be identified).
-        """
-        n, m = Y.shape
-        filled = Y if mask is None else np.where(mask > 0, Y, np.nan)
-        col_mean = np.nan_to_num(np.nanmean(filled, axis=0), nan=0.5)
-        centred = Y - col_mean if mask is None else (Y - col_mean) * mask
-        # Left singular vectors from the small models x models Gram matrix (cheaper than
-        # an SVD of the full matrix when items outnumber models).
-        evals, evecs = np.linalg.eigh(centred @ centred.T)
-        order = np.argsort(evals)[::-1]
-        d = min(self.dims, n, int((evals > 1e-9 * max(evals.max(), 1e-300)).sum()))
-        theta = np.zeros((n, self.dims))
-        theta[:, :d] = evecs[:, order[:d]] * np.sqrt(n)  # unit variance, like the prior
-        # Orient each column so that its correlation with the row means is >= 0: a
-        # fixed convention that makes the fit reproducible across LAPACK builds.
-        signs = np.sign(theta[:, :d].T @ (centred.mean(axis=1)))
-        signs[signs == 0] = 1.0
-        theta[:, :d] *= signs
-        return theta
-
     def fit(self, Y, rng: np.random.Generator | None = None) -> "IRTModel":
         """Fit to a models x items 0/1 matrix (NaN = missing).
 
@@ -302,79 +439,48 @@ class IRTModel:
         fit a deterministic function of the data, so fits can be shared and cached.
         """
         self._validate()
-        Y, mask = _as_responses(Y)
-        n, m = Y.shape
+        Y = np.asarray(Y)
+        if Y.ndim != 2:
+            _as_responses(Y)  # refused with the 2-D message
+        return self._fit_many(Y[None], "responses")[0]._into(self)
+
+    def fit_batch(self, Y) -> list["IRTModel"]:
+        """Fit one model of these hyper-parameters to each of a stack of response matrices.
+
+        ``Y`` is fits x models x items (0/1, NaN = missing), e.g. the sources of several
+        runs of an experiment. The fits share one vectorised sweep loop (the per-sweep
+        overhead of small fits is paid once), yet each keeps its own step halving and
+        stopping rule, so every fit equals :meth:`fit` on its own matrix (to rounding).
+        Returns fitted clones, in order; this model stays unfitted.
+        """
+        return self._fit_many(Y, "stacked responses")
+
+    def _fit_many(self, Y, what: str) -> list["IRTModel"]:
+        self._validate()
+        Y, mask = _as_responses(Y, what, ndim=3)
+        _, n, m = Y.shape
         if n < 2 or m < 1:
             raise IRTError(f"need at least 2 models and 1 item to fit IRT, got {n} x {m}")
+        if not len(Y):
+            return []
         with single_threaded():
-            self._fit(Y, mask)
-        return self
+            fits = _fit_stack(Y, mask, int(self.dims), self.prior_sd_theta, self.prior_sd_a, self.prior_sd_b,
+                              int(self.max_iter), self.tol)
+        models = []
+        for fit in fits:
+            model = self.clone()
+            model.theta_, model.a_, model.b_ = fit["theta"], fit["a"], fit["b"]
+            model.n_iter_, model.converged_ = fit["n_iter"], fit["converged"]
+            model.objective_path_ = fit["path"]
+            model.objective_ = float(fit["path"][-1])
+            models.append(model)
+        return models
 
-    def _fit(self, Y: np.ndarray, mask: np.ndarray | None) -> None:
-        n, m = Y.shape
-        D = int(self.dims)
-        prec_theta = np.full(D, 1.0 / self.prior_sd_theta**2)
-        prec_item = np.r_[np.full(D, 1.0 / self.prior_sd_a**2), 1.0 / self.prior_sd_b**2]
-        theta = self._init_theta(Y, mask)
-        items = np.zeros((m, D + 1))  # columns: a_j (D), b_j
-        # One models x items state at the current (theta, items): cell nll and P(correct).
-        X = np.hstack([theta, -np.ones((n, 1))])
-        sign = 2.0 * Y - 1.0
-        nll, prob = _nll_parts(X @ items.T, sign, mask)
-
-        def item_cols(cols_params, cols):
-            """Per-item objective for item columns ``cols``; refreshes the state there."""
-            idx = slice(None) if cols is None else cols
-            mk = None if mask is None else mask[:, idx]
-            sub_nll, sub_prob = _nll_parts(X @ cols_params.T, sign[:, idx], mk)
-            nll[:, idx], prob[:, idx] = sub_nll, sub_prob
-            f = sub_nll.sum(axis=0) + 0.5 * (cols_params**2 * prec_item).sum(axis=1)
-            return f, sub_prob.T
-
-        def model_rows(rows_params, rows):
-            """Per-model objective for rows ``rows``; refreshes the state there."""
-            idx = slice(None) if rows is None else rows
-            mk = None if mask is None else mask[idx]
-            z = rows_params @ items[:, :D].T - items[:, D]
-            sub_nll, sub_prob = _nll_parts(z, sign[idx], mk)
-            nll[idx], prob[idx] = sub_nll, sub_prob
-            f = sub_nll.sum(axis=1) + 0.5 * (rows_params**2 * prec_theta).sum(axis=1)
-            return f, sub_prob
-
-        def residuals():
-            R = prob - Y
-            W = prob * (1.0 - prob)
-            if mask is not None:
-                R *= mask
-                W *= mask
-            return R, W
-
-        f_items = nll.sum(axis=0) + 0.5 * (items**2 * prec_item).sum(axis=1)
-        history = []
-        self.converged_ = False
-        for sweep in range(1, int(self.max_iter) + 1):
-            # items step (abilities fixed): ridge-logistic regressions on X = [theta, -1]
-            R, W = residuals()
-            step = _row_newton_step(X, _outer_rows(X), R.T, W.T, items, prec_item)
-            items, f_items, _ = _halving_update(items, step, f_items, item_cols)
-            # models step (items fixed): ridge-logistic regressions on a
-            f_models = nll.sum(axis=1) + 0.5 * (theta**2 * prec_theta).sum(axis=1)
-            R, W = residuals()
-            a = items[:, :D]
-            step = _row_newton_step(a, _outer_rows(a), R, W, theta, prec_theta)
-            theta, f_models, _ = _halving_update(theta, step, f_models, model_rows)
-            X = np.hstack([theta, -np.ones((n, 1))])
-            f_items = nll.sum(axis=0) + 0.5 * (items**2 * prec_item).sum(axis=1)
-            history.append(f_models.sum() + 0.5 * (items**2 * prec_item).sum())
-            if len(history) > 1 and history[-2] - history[-1] < self.tol * abs(history[-1]):
-                self.converged_ = True
-                break
-        self.theta_ = theta
-        self.a_ = items[:, :D].copy()
-        self.b_ = items[:, D].copy()
-        self.n_iter_ = sweep
-        self.objective_ = history[-1]
-        self.objective_path_ = np.array(history)
+    def _into(self, other: "IRTModel") -> "IRTModel":
+        """Copy this fit's attributes onto ``other`` (same hyper-parameters); returns it."""
+        for key in ("theta_", "a_", "b_", "n_iter_", "converged_", "objective_", "objective_path_"):
+            setattr(other, key, getattr(self, key))
+        return other
 
     # -- using a fit ---------------------------------------------------------------
 
@@ -417,6 +523,6 @@ class IRTModel:
         z = self.logits(theta)
         if z.shape != Y.shape:
             raise IRTError(f"responses have shape {Y.shape}, predictions {z.shape}")
-        nll, _ = _nll_parts(z, 2.0 * Y - 1.0, mask)
+        nll, _ = _cell_terms(z, 2.0 * Y - 1.0, mask)
         count = Y.size if mask is None else mask.sum()
         return float(-nll.sum() / count)
