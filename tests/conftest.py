@@ -1,4 +1,5 @@
-"""Shared fixtures: the real data shipped in data/, a private cache per session."""
+"""Shared fixtures: the real data shipped in data/, a private cache per session; the fast lane's
+markers (``slow``, ``book``, ``browser``), given from the table below."""
 
 from __future__ import annotations
 
@@ -45,3 +46,119 @@ def real_table(name: str, file: str = "responses.csv") -> Path:
     from mbutils.data.bundle.read import stored_file
 
     return stored_file(real_bundle(name), file)
+
+
+# ------------------------------------------------------------------------------ the fast lane
+# ``pytest -m "not slow"`` is the developers' fast lane (unit, property and command-line tests);
+# plain ``pytest`` (what .ci/run runs) still runs everything. The markers are given here, from one
+# table, not in the test modules:
+#   book     executes chapters (papermill, through run_chapter / run-chapter) or builds the book
+#            (jupyter-book, ``mbutils book``);
+#   browser  drives Chromium (playwright, ``mbutils book-pdf``);
+#   slow     everything above, and other tests that take many seconds.
+# Times are from one full run on the shared 2-core machine (pytest --durations=0, setup of module
+# and session fixtures included). tests/test_markers.py checks that every test whose code runs a
+# chapter, the book build or Chromium is marked book/browser here, and that every entry still names
+# a module or test that exists.
+
+#: Whole modules -> markers.
+LANE_MODULES: dict[str, set[str]] = {
+    # Its module fixture builds the whole book with jupyter-book (strict, every chapter executed:
+    # 938 s of setup), then the students' and instructors' copies with `mbutils book --copy`
+    # (56 s); some of its tests then open every page in Chromium (see LANE_TESTS).
+    "test_book_browser.py": {"book"},
+    # Runs bench_gpqa through run_chapter twice, before and after editing a knob (41 s).
+    "test_knobs.py": {"book"},
+}
+
+#: Single tests (module, name; ``Class::name`` for a method) -> markers. A name without
+#: parameters covers all of them; ``name[id]`` marks one parametrisation only.
+LANE_TESTS: dict[tuple[str, str], set[str]] = {
+    # --- book: execute chapters (run_chapter, run-chapter) or build the book (jupyter-book)
+    # session fixture `shape_runs`: every chapter on six shapes of bundle, two at a time (1497 s)
+    ("test_chapter_shapes.py", "test_chapter_finishes_on_shape"): {"book"},
+    ("test_chapter_shapes.py", "test_no_name_from_the_data_is_live_markup_in_a_page"): {"book"},
+    # these use the session fixture `executed`: every chapter through run_chapter, on synthetic
+    # and on real data (417 s)
+    ("test_chapters.py", "test_chapter_executes_with_every_figure"): {"book"},
+    ("test_chapters.py", "test_every_figure_and_table_is_labelled_and_cited"): {"book"},
+    ("test_chapters.py", "test_every_value_the_prose_pastes_is_glued_by_its_page"): {"book"},
+    ("test_chapters.py", "test_no_chapter_glues_a_key_twice"): {"book"},
+    ("test_chapters.py", "test_front_page_glue_keys_are_produced_by_their_chapters"): {"book"},
+    ("test_chapters.py", "test_glued_claims_say_what_their_inputs_say"): {"book"},
+    ("test_chapters.py", "test_no_glued_comparison_crowns_a_winner_inside_the_noise"): {"book"},
+    ("test_chapters.py", "test_no_guidance_cell_states_fewer_items_than_its_interval_supports"): {"book"},
+    ("test_chapters.py", "test_benchmark_claims_follow_the_chapters_results"): {"book"},
+    ("test_chapters.py", "test_synthetic_data_is_announced_on_the_page"): {"book"},
+    # starts a kernel for the guidance chapter, which fails in its data cell (7 s)
+    ("test_chapters.py", "test_run_chapter_failure_names_the_cell_and_writes_nothing"): {"book"},
+    # a copy of the repository runs three benchmark chapters and the replication chapter with
+    # run-chapter (module fixture, 92 s); another copy builds the front page and the BBH chapter
+    # with jupyter-book (48 s). The module's two other tests (the copy, its data command) stay.
+    ("test_clone.py", "test_a_clone_runs_the_benchmark_chapters_on_its_own_real_bundles"): {"book"},
+    ("test_clone.py", "test_a_clone_runs_the_mmlu_chapter_on_its_stand_in_and_says_so"): {"book"},
+    ("test_clone.py", "test_a_clone_shows_the_papers_tables_beside_its_own"): {"book"},
+    ("test_clone.py", "test_without_the_real_bbh_the_front_page_and_its_chapter_say_stand_in"): {"book"},
+    # runs sel_random with a broken solution until its assertion fails (10 s)
+    ("test_exercises.py", "test_a_broken_solution_fails_the_chapter"): {"book"},
+    # runs the measures chapter on real GPQA and checks its standalone page (20 s)
+    ("test_standalone.py", "test_run_chapter_writes_plain_html"): {"book"},
+    # run-chapter on a small sleeping chapter: killed (4 s), and timed out after 3 s (5 s)
+    ("test_outputs_and_messages.py", "test_killed_run_chapter_takes_its_kernel_and_workers_along"): {"book"},
+    ("test_outputs_and_messages.py", "test_a_cell_timeout_names_the_cell_and_the_limit"): {"book"},
+    # --- browser: drive Chromium (playwright; book-pdf prints every page, 90 s)
+    ("test_book_browser.py", "test_every_toc_page_loads_cleanly_in_chromium"): {"browser"},
+    ("test_book_browser.py", "test_every_equation_is_typeset_offline"): {"browser"},
+    ("test_book_browser.py", "test_instructors_copy_shows_every_solution_open"): {"browser"},
+    ("test_book_browser.py", "test_the_pdf_holds_every_chapter_with_figures_as_wide_as_the_text"): {"browser"},
+    # --- slow: neither, but many seconds each
+    # adaptive experiments on real GPQA and a large stand-in, run independently and nested (52 s, 20 s)
+    ("test_speed_equivalence.py", "test_nested_adaptive_tests_keep_real_gpqa_mdad_within_the_run_to_run_spread"): {"slow"},
+    ("test_speed_equivalence.py", "test_nested_adaptive_tests_keep_a_large_stand_in_within_the_run_to_run_spread"): {"slow"},
+    # start a dask cluster and a ray cluster (7 s, 10 s); the threading backend (0.2 s) stays
+    ("test_experiment.py", "test_identical_across_backends[dask]"): {"slow"},
+    ("test_experiment.py", "test_identical_across_backends[ray]"): {"slow"},
+    # starts a dask cluster (6 s); the loky parametrisation stays
+    ("test_api.py", "test_a_test_module_selector_runs_on_workers_as_in_process[dask]"): {"slow"},
+    # draw every figure of the book (about 18 each) and measure ticks, lines and the texts' boxes,
+    # 0.2-3 s a figure (38 s, 36 s, 23 s, 10 s); the module's other figure tests stay
+    ("test_figures.py", "test_size_axes_tick_the_sizes_run_as_plain_integers"): {"slow"},
+    ("test_figures.py", "test_selector_lines_are_drawn_in_their_style"): {"slow"},
+    ("test_figures.py", "test_texts_do_not_overlap_as_the_book_shows_them"): {"slow"},
+    ("test_figures.py", "test_texts_do_not_overlap_and_stay_on_the_canvas"): {"slow"},
+    # runs the README's Python example in a fresh interpreter (8 s)
+    ("test_readme.py", "test_the_readme_python_example_runs"): {"slow"},
+    # reads every chapter into the book's index of labels, titles and citations (7 s)
+    ("test_standalone.py", "test_the_books_references_read_as_author_and_year"): {"slow"},
+    # two fresh interpreters compute one cache entry at once (6 s)
+    ("test_cache.py", "test_two_processes_computing_the_same_entry"): {"slow"},
+    # the adaptive experiment twice, the second time on a pool of two workers (5 s)
+    ("test_adaptive.py", "test_tables_are_identical_for_one_and_two_workers"): {"slow"},
+    # a fresh interpreter with the book's packages blocked runs an experiment and the CLI (3 s)
+    ("test_dependencies.py", "test_library_and_command_line_run_without_the_book_packages"): {"slow"},
+    # three fresh interpreters: `notebook all --launch`, its first cell, `notebook measures` (3 s)
+    ("test_publish.py", "test_launched_notebooks_open_with_the_install_cell_that_is_a_no_op_where_mbutils_imports"): {"slow"},
+    # real-GPQA and stand-in experiments, prepared in one batch and one by one (4 s, 2 s)
+    ("test_speed_equivalence.py", "test_batched_preparation_keeps_real_gpqa_results"): {"slow"},
+    ("test_speed_equivalence.py", "test_batched_preparation_keeps_a_stand_in_results"): {"slow"},
+    # k-medoids anchors on MMLU-Pro's 6,016 seen items under two BLAS thread counts (4 s)
+    ("test_anchor.py", "test_a_chapter_recomputes_the_experiments_anchors_whatever_the_blas_threads"): {"slow"},
+    # copies the repository (data/ included) and runs `mbutils data` in it (3 s)
+    ("test_clone.py", "test_the_data_command_of_a_clone_lists_its_shipped_bundles"): {"slow"},
+}
+
+
+def lane_marks(module: str, name: str) -> set[str]:
+    """The markers of the test ``name`` (``test_x`` or ``test_x[id]``) of ``module`` (a file name
+    in tests/); book and browser tests are always slow too."""
+    marks = (LANE_MODULES.get(module, set()) | LANE_TESTS.get((module, name.split("[", 1)[0]), set())
+             | LANE_TESTS.get((module, name), set()))
+    return marks | {"slow"} if marks & {"book", "browser"} else marks
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects anything
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else ""
+        for mark in sorted(lane_marks(item.path.name, name)):
+            item.add_marker(mark)
