@@ -138,9 +138,6 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     ("test_dependencies.py", "test_library_and_command_line_run_without_the_book_packages"): {"slow"},
     # three fresh interpreters: `notebook all --launch`, its first cell, `notebook measures` (3 s)
     ("test_publish.py", "test_launched_notebooks_open_with_the_install_cell_that_is_a_no_op_where_mbutils_imports"): {"slow"},
-    # real-GPQA and stand-in experiments, prepared in one batch and one by one (4 s, 2 s)
-    ("test_speed_equivalence.py", "test_batched_preparation_keeps_real_gpqa_results"): {"slow"},
-    ("test_speed_equivalence.py", "test_batched_preparation_keeps_a_stand_in_results"): {"slow"},
     # k-medoids anchors on MMLU-Pro's 6,016 seen items under two BLAS thread counts (4 s)
     ("test_anchor.py", "test_a_chapter_recomputes_the_experiments_anchors_whatever_the_blas_threads"): {"slow"},
     # copies the repository (data/ included) and runs `mbutils data` in it (3 s)

@@ -122,34 +122,3 @@ def test_nested_adaptive_tests_keep_a_large_stand_in_within_the_run_to_run_sprea
     bench = random_benchmark(n_models=120, subtask_sizes=(500, 400, 400, 300), seed=7, confidence=True, name="stand-in")
     _within_spread(bench, [10, 25, 50, 100, 200], Protocol(n_sources=80, n_targets=40, n_runs=12),
                    "adaptive_fisher", independent_adaptive)
-
-
-TINY = ["tinybenchmarks", "tinybenchmarks_irt", "tinybenchmarks_pirt", "tinybenchmarks_gpirt"]
-
-
-def _batched_equals_run_by_run(bench, protocol, sizes):
-    """A worker prepares its chunk of runs together (batched IRT fits, batched held-out fits):
-    every estimate equals that of preparing run by run, to rounding."""
-    from mbutils.methods.experiment import _run_chunk
-    from mbutils.methods.protocol import draw_run
-    from mbutils.methods.selectors import make_selector
-
-    runs = [draw_run(bench, protocol, r) for r in range(protocol.n_runs)]
-    selectors = {name: make_selector(name) for name in TINY}
-    args = (bench.correct, bench.confidence, bench.subtask_codes, selectors, sizes, protocol.seed)
-    together = _run_chunk(runs, *args)
-    for run, got in zip(runs, together):
-        (want,) = _run_chunk([run], *args)
-        assert got.keys() == want.keys()
-        for key in want:
-            assert np.abs(got[key] - want[key]).max() < 1e-9, (run.index, key)
-
-
-def test_batched_preparation_keeps_real_gpqa_results():
-    bench = load_bundle(real_bundle("gpqa"))
-    _batched_equals_run_by_run(bench, Protocol(n_sources=300, n_targets=50, n_runs=8), [10, 25, 50, 100, 200])
-
-
-def test_batched_preparation_keeps_a_stand_in_results():
-    bench = random_benchmark(n_models=120, subtask_sizes=(300, 200, 100), seed=3, name="stand-in")
-    _batched_equals_run_by_run(bench, Protocol(n_sources=80, n_targets=40, n_runs=8), [10, 25, 100, 300])

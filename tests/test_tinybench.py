@@ -198,39 +198,3 @@ def test_refusals_have_clear_messages(run, prepared):
         TinyBenchmarksIRT().select(prepared, 5, np.random.default_rng(0)).estimate(np.ones((2, 7)))
     with pytest.raises(SelectorError, match="0/1"):
         TinyBenchmarks().prepare(SourceData(np.full((3, 4), 0.5), np.zeros(4, int)), None)
-
-
-@pytest.mark.parametrize("k", [1, 2, 25, 150])
-def test_our_kmeans_plusplus_start_is_scikit_learns(prepared, k):
-    """Same indices as scikit-learn's own k-means++ (same draws, same arithmetic), so the
-    anchors are those of ``KMeans(init="k-means++")``; duplicate points included."""
-    from sklearn.cluster import KMeans
-    from sklearn.cluster._kmeans import _kmeans_plusplus as sklearn_plusplus
-
-    from mbutils.methods.selectors.tinybench import _kmeans_plusplus
-
-    points = np.vstack([prepared.embedding, prepared.embedding[:40]])
-    centred = points - points.mean(axis=0)
-    for seed in range(3):
-        _, want = sklearn_plusplus(centred, k, x_squared_norms=(centred**2).sum(axis=1), sample_weight=np.ones(len(points)),
-                                   random_state=np.random.RandomState(seed))
-        np.testing.assert_array_equal(_kmeans_plusplus(points, k, seed), want)
-    ours = KMeans(n_clusters=k, init=points[_kmeans_plusplus(points, k, 0)], n_init=1).fit(points)
-    theirs = KMeans(n_clusters=k, n_init=1, random_state=0).fit(points)
-    np.testing.assert_array_equal(ours.labels_, theirs.labels_)
-    np.testing.assert_array_equal(ours.cluster_centers_, theirs.cluster_centers_)
-
-
-def test_preparing_runs_together_equals_preparing_them_one_by_one():
-    """The experiment prepares a worker's runs in one batched IRT fit (and one batched
-    held-out fit for gp-IRT): the same item parameters, roots and gp statistics as one by one."""
-    runs = [planted_run(seed, n_src=60, n_tgt=5, n_items=80)[0] for seed in range(4)]
-    selector = TinyBenchmarksGPIRT().set_params(irt__dims=3)
-    together = selector.prepare_runs(runs, [np.random.default_rng(i) for i in range(4)])
-    for i, (source, got) in enumerate(zip(runs, together)):
-        want = selector.prepare(source, np.random.default_rng(i))
-        assert got.cat_root == want.cat_root
-        assert np.abs(got.item_a - want.item_a).max() < 1e-8 and np.abs(got.item_b - want.item_b).max() < 1e-8
-        bias, variance = selector.gp_stats(want)
-        assert got.gp_stats[selector.holdout_every] == pytest.approx((bias, variance), abs=1e-10)
-    assert TinyBenchmarks().prepare_runs(runs, [None] * 4, prepared=together) is together

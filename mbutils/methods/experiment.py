@@ -20,7 +20,7 @@ from mbutils.base.cache import content_key, entry_path, locked_if_possible, read
 from mbutils.base.errors import ProtocolError
 from mbutils.base.fingerprint import code_fingerprint
 from mbutils.base.provenance import make_record, stamp
-from mbutils.methods.protocol import Protocol, Run, check_protocol, draw_run, rng_for
+from mbutils.methods.protocol import Protocol, Run, check_protocol, draw_run
 from mbutils.methods.runs import seeded_choices, single_threaded, source_data, stream_of  # noqa: F401 (single_threaded: callers)
 from mbutils.methods.selectors.base import Selector
 from mbutils.methods.selectors.spec import as_selector, check_picklable, resolve_selectors, selector_identity
@@ -79,38 +79,12 @@ def _run_chunk(runs: list[Run], correct: np.ndarray, confidence: np.ndarray | No
     against 16 s with one), and results then cannot depend on the thread count.
     """
     with single_threaded():
-        shared = _prepare_runs(runs, correct, confidence, subtasks, selectors, seed)
         out = []
-        for run, prepared in zip(runs, shared):
+        for run in runs:
             rows = np.concatenate([run.sources, run.targets])
             conf = None if confidence is None else confidence[rows]
-            out.append(_run_selectors(run, correct[rows], conf, subtasks, selectors, sizes, seed, prepared))
+            out.append(_run_selectors(run, correct[rows], conf, subtasks, selectors, sizes, seed))
         return out
-
-
-def _prepare_runs(runs: list[Run], correct, confidence, subtasks, selectors: dict[str, Selector],
-                  seed: int) -> list[dict]:
-    """Per run, ``{stream: prepared}`` for the selectors that prepare many runs at once.
-
-    A selector with a ``prepare_runs(sources, rngs, prepared)`` method (the tinyBenchmarks
-    family: one IRT fit per run) gets every run of the chunk in one call, with the
-    generators :func:`seeded_choices` would hand :meth:`Selector.prepare`, so the results
-    are those of preparing run by run; ``prepared`` holds a sibling's preparation of the same
-    stream (None if none), to which it may add its own per-run work.
-    """
-    shared = [{} for _ in runs]
-    batched = {label: s for label, s in selectors.items() if callable(getattr(s, "prepare_runs", None))}
-    if not batched:
-        return shared
-    sources = [source_data(correct, subtasks, confidence, run.sources, run.seen) for run in runs]
-    for label, template in batched.items():
-        stream = stream_of(template, label)
-        have = [s.get(stream) for s in shared]
-        rngs = [rng_for(seed, run.index, "prepare", stream) for run in runs]
-        done = template.clone().prepare_runs(sources, rngs, None if have[0] is None else have)
-        for s, prepared in zip(shared, done):
-            s[stream] = prepared
-    return shared
 
 
 def chunk_runs(runs: list[Run], workers: int, per_worker: int = 4) -> list[list[Run]]:
@@ -121,15 +95,13 @@ def chunk_runs(runs: list[Run], workers: int, per_worker: int = 4) -> list[list[
     return [[runs[i] for i in part] for part in np.array_split(np.arange(len(runs)), max(n_chunks, 1)) if len(part)]
 
 
-def _run_selectors(run, correct, confidence, subtasks, selectors, sizes, seed, shared=None) -> dict:
-    """Estimates of every (label, size) in one run; ``correct`` holds the run's sources, then its targets.
-
-    ``shared``: preparations already made, by stream (:func:`_prepare_runs`)."""
+def _run_selectors(run, correct, confidence, subtasks, selectors, sizes, seed) -> dict:
+    """Estimates of every (label, size) in one run; ``correct`` holds the run's sources, then its targets."""
     n_src = len(run.sources)
     tgt_conf = None if confidence is None else confidence[n_src:][:, run.seen]
     source = source_data(correct, subtasks, confidence, np.arange(n_src), run.seen)
     target_correct = correct[n_src:][:, run.seen]
-    out, shared = {}, dict(shared or {})
+    out, shared = {}, {}
     for label, template in selectors.items():
         selector = template.clone()  # no state carried from one run to the next
         stream = stream_of(selector, label)

@@ -48,12 +48,7 @@ Details that are ours:
   prepares once per run (one IRT fit) and hands them the same random streams; the
   prepared object caches each size's anchors, so they are chosen once and all four
   estimators are compared on identical items. The held-out bias of gp-IRT is computed
-  on first use and cached there too. An experiment's worker prepares its runs together
-  (:meth:`TinyBenchmarks.prepare_runs`): their IRT fits, and gp-IRT's held-out fits, go
-  through :meth:`~mbutils.methods.irt.IRTModel.fit_batch`, with the same results.
-* k-means starts from our own copy of scikit-learn's k-means++ (same draws and arithmetic,
-  hence the same start) when ``n_init = 1``; scikit-learn's checks at every step made its
-  start most of an anchor selection's time.
+  on first use and cached there too.
 """
 
 from __future__ import annotations
@@ -231,56 +226,6 @@ def _distinct_nearest(points: np.ndarray, centers: np.ndarray) -> np.ndarray:
     return choice
 
 
-def _kmeans_plusplus(points: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """Indices of scikit-learn's greedy k-means++ start for ``KMeans(random_state=seed)``.
-
-    The same draws and the same arithmetic as ``sklearn.cluster._kmeans._kmeans_plusplus``
-    with unit weights (centred points, ``-2 x.y + |x|^2 + |y|^2`` distances, 2 + log k
-    candidates per step), without its per-step input checks: those made the start most
-    of an anchor selection's time. ``KMeans(init=points[indices], n_init=1)`` then runs
-    the Lloyd iterations exactly as ``init="k-means++"`` would.
-    """
-    rs = np.random.RandomState(seed)
-    X = points - points.mean(axis=0)
-    sq = np.einsum("ij,ij->i", X, X)
-    n = len(X)
-    weight = np.ones(n)
-    trials = 2 + int(np.log(k))
-
-    def dist(rows):
-        d = -2 * (X[rows] @ X.T)
-        d += np.einsum("ij,ij->i", X[rows], X[rows])[:, None]
-        d += sq[None, :]
-        return np.maximum(d, 0, out=d)
-
-    indices = np.empty(k, dtype=np.intp)
-    indices[0] = rs.choice(n, p=weight / weight.sum())
-    closest = dist(indices[:1])
-    pot = closest @ weight
-    for c in range(1, k):
-        picks = np.searchsorted(np.cumsum(weight * closest), rs.uniform(size=trials) * pot)
-        np.clip(picks, None, n - 1, out=picks)
-        d = np.minimum(closest, dist(picks))
-        pots = d @ weight[:, None]
-        best = np.argmin(pots)
-        pot, closest, indices[c] = pots[best], d[best], picks[best]
-    return indices
-
-
-def _stacks(Ys: list[np.ndarray], max_cells: int = 2**20) -> list[list[int]]:
-    """Indices of ``Ys`` in groups of equal shape and at most ``max_cells`` cells (at least
-    one matrix each): batched fits pay their per-sweep overhead once per group, while the
-    group's arrays stay small enough for the caches."""
-    groups, by_shape = [], {}
-    for i, Y in enumerate(Ys):
-        group = by_shape.get(Y.shape)
-        if group is None or (len(group) + 1) * Y.size > max_cells:
-            group = by_shape[Y.shape] = []
-            groups.append(group)
-        group.append(i)
-    return groups
-
-
 # ---------------------------------------------------------------- selectors
 
 
@@ -349,23 +294,11 @@ class TinyBenchmarks(Selector):
                     n_init=self.n_init, kmeans_max_iter=self.kmeans_max_iter)
 
     def _fit(self, Y: np.ndarray) -> IRTModel:
-        return self._fit_batch(Y[None])[0]
-
-    def _fit_batch(self, Ys) -> list[IRTModel]:
-        """IRT fits of a stack of source matrices in one vectorised call (same fits as one by one)."""
+        model = self.irt.clone()
         try:
-            return self.irt.fit_batch(Ys)
+            return model.fit(Y)
         except IRTError as err:
             raise SelectorError(f"{self.name}: IRT fit failed: {err}") from None
-
-    def _source_matrix(self, source: SourceData) -> np.ndarray:
-        Y = np.asarray(source.correct, dtype=np.float64)
-        if Y.ndim != 2 or Y.shape[0] < 2 or Y.shape[1] < 1:
-            raise SelectorError(
-                f"{self.name}: needs a sources x seen items matrix with at least 2 sources, "
-                f"got shape {Y.shape}"
-            )
-        return Y
 
     def prepare(self, source: SourceData, rng: np.random.Generator) -> TinyPrepared:
         """Fit the IRT model to the sources once; every size of the run reuses it.
@@ -373,26 +306,16 @@ class TinyBenchmarks(Selector):
         The fit is deterministic; ``rng`` only draws the root of the run's adaptive tests
         (``None``: root 0).
         """
-        return self.prepare_runs([source], [rng])[0]
-
-    def prepare_runs(self, sources: list[SourceData], rngs: list, prepared: list | None = None) -> list[TinyPrepared]:
-        """:meth:`prepare` for several runs at once (what an experiment's worker calls).
-
-        The runs' IRT fits go through :meth:`IRTModel.fit_batch` in stacks of equal shapes
-        (a few million cells each), which gives the fits of :meth:`prepare` one by one.
-        ``prepared``: a sibling already prepared these runs; they are returned as they are.
-        """
-        if prepared is not None:
-            return prepared
         self.validate_params()
-        Ys = [self._source_matrix(source) for source in sources]
-        models = [None] * len(Ys)
-        for group in _stacks(Ys):
-            for i, model in zip(group, self._fit_batch(np.stack([Ys[i] for i in group]))):
-                models[i] = model
-        return [TinyPrepared(item_a=model.a_, item_b=model.b_, source_correct=Y,
-                             cat_root=0 if rng is None else int(rng.integers(2**63 - 1)))
-                for model, Y, rng in zip(models, Ys, rngs)]
+        Y = np.asarray(source.correct, dtype=np.float64)
+        if Y.ndim != 2 or Y.shape[0] < 2 or Y.shape[1] < 1:
+            raise SelectorError(
+                f"{self.name}: needs a sources x seen items matrix with at least 2 sources, "
+                f"got shape {Y.shape}"
+            )
+        model = self._fit(Y)
+        return TinyPrepared(item_a=model.a_, item_b=model.b_, source_correct=Y,
+                            cat_root=0 if rng is None else int(rng.integers(2**63 - 1)))
 
     def _anchors(self, prepared: TinyPrepared, k: int, rng: np.random.Generator):
         """k distinct anchors and their cluster weights (cluster size / N), cached per k."""
@@ -401,12 +324,8 @@ class TinyBenchmarks(Selector):
         k = int(k)
         if k not in prepared.anchors_by_size:
             points = prepared.embedding
-            seed = int(rng.integers(2**31 - 1))
-            if self.n_init == 1:  # our own start (scikit-learn's, faster); Lloyd's from scikit-learn
-                init = points[_kmeans_plusplus(points, k, seed)]
-                kmeans = KMeans(n_clusters=k, init=init, n_init=1, max_iter=self.kmeans_max_iter)
-            else:
-                kmeans = KMeans(n_clusters=k, n_init=self.n_init, max_iter=self.kmeans_max_iter, random_state=seed)
+            kmeans = KMeans(n_clusters=k, n_init=self.n_init, max_iter=self.kmeans_max_iter,
+                            random_state=int(rng.integers(2**31 - 1)))
             with warnings.catch_warnings(), single_threaded():
                 # Fewer distinct embeddings than k: handled (empty clusters weigh 0).
                 warnings.simplefilter("ignore", ConvergenceWarning)
@@ -552,44 +471,29 @@ class TinyBenchmarksGPIRT(TinyBenchmarksIRT):
 
     def gp_stats(self, prepared: TinyPrepared) -> tuple[float, float]:
         """(B, V): held-out IRT error of the sources and mean 0/1 variance, cached."""
-        self._gp_stats_runs([prepared])
-        return prepared.gp_stats[self.holdout_every]
-
-    def prepare_runs(self, sources, rngs, prepared=None):
-        """As :meth:`TinyBenchmarks.prepare_runs`, plus every run's held-out fit for ``B``, batched too."""
-        prepared = super().prepare_runs(sources, rngs, prepared)
-        self._gp_stats_runs(prepared)
-        return prepared
-
-    def _gp_stats_runs(self, prepared: list[TinyPrepared]) -> None:
-        """Fill ``gp_stats`` of the runs that lack it; the held-out IRT fits go in stacks."""
         self.validate_params()
         key = self.holdout_every
-        todo = [p for p in prepared if key not in p.gp_stats]
-        for p in todo:
-            Y = p.source_correct
+        if key not in prepared.gp_stats:
+            Y = prepared.source_correct
             if len(Y) < 3 or Y.shape[1] < 2:
                 raise SelectorError(
                     f"{self.name}: gp-IRT needs at least 3 sources and 2 seen items to measure "
                     f"the IRT bias on held-out sources, got {Y.shape[0]} x {Y.shape[1]}"
                 )
-        Ys = [p.source_correct for p in todo]
-        for group in _stacks(Ys):
-            held = np.zeros(len(Ys[group[0]]), dtype=bool)
-            held[::key] = True
-            models = self._fit_batch(np.stack([Ys[i][~held] for i in group]))
-            for i, model in zip(group, models):
-                acc = np.nanmean(Ys[i], axis=1)
-                todo[i].gp_stats[key] = (self._heldout_bias(Ys[i], held, model), float(np.mean(acc * (1 - acc))))
+            acc = np.nanmean(Y, axis=1)
+            prepared.gp_stats[key] = (self._heldout_bias(Y, key), float(np.mean(acc * (1 - acc))))
+        return prepared.gp_stats[key]
 
-    @staticmethod
-    def _heldout_bias(Y: np.ndarray, held: np.ndarray, model: IRTModel) -> float:
+    def _heldout_bias(self, Y: np.ndarray, every: int) -> float:
         """Mean |predicted - observed accuracy| of held-out sources on unobserved items.
 
-        ``model`` is fitted to the other sources; the held-out sources' abilities are
-        fitted on the even-numbered seen items and their accuracy on the odd-numbered ones
-        is predicted. Sources are a random draw, so a fixed stride is a random hold-out.
+        Every ``every``-th source is left out of a second IRT fit; its ability is fitted
+        on the even-numbered seen items and its accuracy on the odd-numbered ones is
+        predicted. Sources are a random draw, so a fixed stride is a random hold-out.
         """
+        held = np.zeros(len(Y), dtype=bool)
+        held[::every] = True
+        model = self._fit(Y[~held])
         observed = np.arange(0, Y.shape[1], 2)
         hidden = np.arange(1, Y.shape[1], 2)
         theta = model.fit_abilities(Y[np.ix_(held, observed)], observed)
