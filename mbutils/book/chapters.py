@@ -255,8 +255,11 @@ def _kernel_manager_class(socket_dir: str):
 
         def format_kernel_cmd(self, extra_arguments=None):
             """The kernel under :mod:`mbutils.book.kernel_guard`: it and its workers end with this process."""
+            from mbutils.book import kernel_guard
+
             command = super().format_kernel_cmd(extra_arguments)
-            return [sys.executable, "-m", "mbutils.book.kernel_guard", str(os.getpid()), *command]
+            # run as a file in isolated mode: the standard library only, not the package's imports
+            return [sys.executable, "-I", kernel_guard.__file__, str(os.getpid()), *command]
 
     return IPCKernelManager
 

@@ -28,6 +28,8 @@ def _parent_alive(parent: int) -> bool:
 
 def main(argv: list[str]) -> int:
     parent, command = int(argv[0]), argv[1:]
+    if os.getpgrp() != os.getpid():  # started outside a session of its own: lead a group, so the kill below hits only ours
+        os.setpgid(0, 0)
     signal.signal(signal.SIGINT, lambda *_: None)  # the interrupt is the kernel's (a handler, not SIG_IGN: not inherited)
     kernel = subprocess.Popen(command)
     signal.signal(signal.SIGTERM, lambda *_: kernel.terminate())
