@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from mbutils.methods.irt import IRTError, IRTModel, map_abilities, sigmoid
+from scipy.special import expit
+
+from mbutils.methods.irt import IRTError, IRTModel, _cell_terms, map_abilities, sigmoid
 
 
 def planted(n_models, n_items, dims, seed, a_sd=0.5):
@@ -214,3 +216,16 @@ def test_batch_of_one_is_the_single_fit(data3, fit3):
     assert IRTModel().fit_batch(np.zeros((0, 4, 3))) == []
     with pytest.raises(IRTError, match="fit 1, row 0, column 2"):
         IRTModel(dims=1).fit_batch(np.stack([np.eye(3), [[0, 0, 2], [1, 0, 1], [0, 1, 0]]]))
+
+
+def test_cell_terms_equal_expit_and_its_log_in_both_tails():
+    """q = P(observed answer) and -log q, against scipy's expit, out to the clipping bound."""
+    z = np.array([[-800.0, -700.0, -40.0, -1.0, 0.0, 1e-9, 1.0, 40.0, 700.0, 800.0]])
+    for sign in (np.ones_like(z), -np.ones_like(z)):
+        mask = np.ones_like(z)
+        mask[0, 3] = 0.0
+        nll, q = _cell_terms(z.copy(), sign, mask)
+        ref = expit(np.clip(sign * z, -700.0, 700.0))
+        np.testing.assert_allclose(q, ref, rtol=4e-16, atol=0)
+        np.testing.assert_allclose(nll, -np.log(ref) * mask, rtol=1e-15, atol=1e-300)
+        assert nll[0, 3] == 0.0 and np.isfinite(nll).all()
