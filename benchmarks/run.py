@@ -4,8 +4,11 @@
 
 Suites: ``foundation``, ``selectors``, ``scale``, ``adaptive`` (experiments), ``paper`` (the paper
 profile's experiments on every benchmark: 50 runs, all sizes, all fourteen selectors),
-``book`` (the quick and default book builds from a clean cache) and ``paper-book`` (the
-paper-profile build, the same way).
+``book`` (the quick and default book builds from a clean cache), ``paper-book`` (the
+paper-profile build, the same way), ``ci`` (``.ci/run`` on a clean clone) and ``targets``
+(the five jobs of the speed issue, each printed with its target: GPQA with the fourteen static
+selectors at ``--jobs 2``, synthetic MMLU-Pro with every selector over 50 runs, the quick book,
+the paper-profile book and ``.ci/run``; the last two take about an hour each, ``--only`` picks).
 
 Each job runs in a fresh process: experiments as ``python -m mbutils experiment ...
 --no-cache`` (synthetic bundles are generated once beforehand, so generation is not
@@ -78,6 +81,15 @@ EXPERIMENTS = {
 }
 BOOKS = {"book": ["quick", "default"], "paper-book": ["paper"]}  # the paper book: over an hour on two cores
 
+#: The speed issue's table: label -> (wall-time target in seconds, peak-memory target in MB or None).
+TARGETS = {
+    "gpqa, 14 selectors, jobs 2": (8, None),
+    "synthetic-mmlu-pro, 14 selectors": (240, 4096),
+    "book, quick profile": (180, None),
+    "book, paper profile": (45 * 60, None),
+    ".ci/run, clean clone": (15 * 60, None),
+}
+
 
 @contextmanager
 def worktree(rev: str | None):
@@ -134,6 +146,16 @@ def book(tree: Path, scratch: Path, profile: str) -> Measurement:
     return result
 
 
+def ci(tree: Path, scratch: Path) -> Measurement:
+    """``.ci/run`` on a clean clone of ``tree``'s committed HEAD (its own venv, caches and temp files)."""
+    clone = scratch / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(tree), str(clone)], check=True)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("MBUTILS_") and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(CI="true", MBUTILS_CACHE=str(scratch / "cache"))
+    return measure(["bash", ".ci/run"], env, cwd=str(clone))
+
+
 def chapter_times(out: Path) -> dict[str, float]:
     """Execution seconds of every page, from the build's execution cache (jupyter-cache)."""
     import json
@@ -147,18 +169,47 @@ def chapter_times(out: Path) -> dict[str, float]:
     return dict(sorted(times.items(), key=lambda item: -item[1]))
 
 
+def _suite_jobs(name: str):
+    """(label, data, selectors, sizes, extra) of an experiment suite; ``targets`` takes its
+    experiments from the others by label."""
+    if name != "targets":
+        return EXPERIMENTS.get(name, [])
+    every = [job for suite in EXPERIMENTS.values() for job in suite]
+    return [next(job for job in every if job[0] == label) for label in TARGETS if any(j[0] == label for j in every)]
+
+
 def jobs(names: list[str], runs: int):
     """(label, callable(tree, scratch) -> Measurement) for every job of the suites."""
     for name in names:
-        for label, data, selectors, sizes, extra in EXPERIMENTS.get(name, []):
+        for label, data, selectors, sizes, extra in _suite_jobs(name):
             yield label, (lambda t, s, a=(data, selectors, sizes, extra): experiment(t, s, *a, runs))
+        if name == "targets":
+            for profile in ("quick", "paper"):
+                yield f"book, {profile} profile", (lambda t, s, p=profile: book(t, s, p))
+        if name in ("ci", "targets"):
+            yield ".ci/run, clean clone", ci
         for profile in BOOKS.get(name, []):
             yield f"book, {profile} profile", (lambda t, s, p=profile: book(t, s, p))
 
 
+def _target_text(target: tuple[float, float | None] | None) -> str:
+    if target is None:
+        return ""
+    seconds, mb = target
+    text = f"<= {seconds / 60:.0f} min" if seconds >= 600 else f"<= {seconds:.0f} s"
+    return text + (f", <= {mb / 1024:.0f} GB" if mb else "")
+
+
+def _met(target: tuple[float, float | None] | None, m: Measurement) -> str:
+    if target is None:
+        return ""
+    seconds, mb = target
+    return "yes" if m.seconds <= seconds and (mb is None or m.peak_mb <= mb) else "no"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("suites", nargs="*", default=["foundation"], choices=[*EXPERIMENTS, *BOOKS])
+    parser.add_argument("suites", nargs="*", default=["foundation"], choices=[*EXPERIMENTS, *BOOKS, "ci", "targets"])
     parser.add_argument("--baseline", metavar="REV", help="git revision to time in the same run, for ratios")
     parser.add_argument("--runs", type=int, default=50, help="runs per experiment (default 50, the paper's)")
     parser.add_argument("--only", metavar="TEXT", help="only the jobs whose label contains TEXT")
@@ -167,9 +218,12 @@ def main(argv: list[str] | None = None) -> None:
     def row(m: Measurement) -> str:
         return f"{m.seconds:.1f} | {m.cpu_seconds:.1f} | {m.peak_mb:.0f}"
 
-    head = "| job | wall s | CPU s | peak MB |"
+    with_targets = "targets" in args.suites
+    head = "| job |" + (" target |" if with_targets else "") + " wall s | CPU s | peak MB |"
     if args.baseline:
         head += f" baseline {args.baseline} wall s | CPU s | peak MB | speed-up (wall) |"
+    if with_targets:
+        head += " met |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     with worktree(args.baseline) as base, tempfile.TemporaryDirectory() as tmp:
@@ -177,10 +231,13 @@ def main(argv: list[str] | None = None) -> None:
             if args.only and args.only not in label:
                 continue
             current = run(REPO, Path(tmp) / f"current-{i}")
-            line = f"| {label} | {row(current)} |"
+            target = TARGETS.get(label) if with_targets else None
+            line = f"| {label} |" + (f" {_target_text(target)} |" if with_targets else "") + f" {row(current)} |"
             if base is not None:
                 old = run(base, Path(tmp) / f"baseline-{i}")
                 line += f" {row(old)} | {old.seconds / current.seconds:.2f}x |"
+            if with_targets:
+                line += f" {_met(target, current)} |"
             print(line, flush=True)
             for name, details in (("current", current), ("baseline", old if base is not None else None)):
                 if details is not None and details.details:
