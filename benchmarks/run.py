@@ -19,7 +19,7 @@ waited for, workers included) and peak resident memory of the process tree.
 ``--baseline REV`` checks out the git revision REV into a temporary worktree and runs
 every job a second time with that implementation, right after the current one, so the
 ratio (baseline / current wall time) compares the two on the same machine in the same
-load. ``--only TEXT`` keeps the jobs whose label contains TEXT; ``--runs N`` shrinks the experiments' runs (for a quick look; the targets are for 50).
+load. ``--only TEXT`` (repeatable) keeps the jobs whose label contains one of the TEXTs; ``--runs N`` shrinks the experiments' runs (for a quick look; the targets are for 50).
 """
 
 from __future__ import annotations
@@ -212,7 +212,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("suites", nargs="*", default=["foundation"], choices=[*EXPERIMENTS, *BOOKS, "ci", "targets"])
     parser.add_argument("--baseline", metavar="REV", help="git revision to time in the same run, for ratios")
     parser.add_argument("--runs", type=int, default=50, help="runs per experiment (default 50, the paper's)")
-    parser.add_argument("--only", metavar="TEXT", help="only the jobs whose label contains TEXT")
+    parser.add_argument("--only", metavar="TEXT", action="append",
+                        help="only the jobs whose label contains TEXT (repeat for several)")
     args = parser.parse_args(argv)
 
     def row(m: Measurement) -> str:
@@ -228,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
     print("|" + "---|" * (head.count("|") - 1))
     with worktree(args.baseline) as base, tempfile.TemporaryDirectory() as tmp:
         for i, (label, run) in enumerate(jobs(args.suites, args.runs)):
-            if args.only and args.only not in label:
+            if args.only and not any(text in label for text in args.only):
                 continue
             current = run(REPO, Path(tmp) / f"current-{i}")
             target = TARGETS.get(label) if with_targets else None
