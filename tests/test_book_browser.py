@@ -64,8 +64,12 @@ def book_html(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("book")
     env = {**os.environ, "MBUTILS_PROFILE": "quick"}
     jb = Path(sys.executable).with_name("jupyter-book")
-    _, minutes = _strict_build([str(jb), "build", str(REPO), "--path-output", str(out), "-W", "-n", "--keep-going"],
-                               env, "the quick book")
+    log, minutes = _strict_build([str(jb), "build", str(REPO), "--path-output", str(out), "-W", "-n", "--keep-going"],
+                                 env, "the quick book")
+    # every page was executed ahead, two at a time (mbutils.book.page_runs), and read from the cache
+    serial = [line for line in log.splitlines() if "Executing notebook" in line]
+    assert not serial, f"myst-nb executed pages one by one, after mbutils.book.page_runs: {serial[:3]}"
+    assert "[mbutils] executing" in log
     print(f"quick book built in {minutes:.1f} min")
     return out / "_build" / "html"
 

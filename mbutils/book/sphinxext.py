@@ -13,7 +13,8 @@ folder whose execution cache a build reuses (another copy's ``_build``), so a se
 does not execute the notebooks again. MathJax is served from the built book (the pinned
 ``sphinx-mathjax-offline`` package's files), not from a CDN, and the launch buttons open the
 chapters' ``.ipynb`` form on the repository's ``notebooks`` branch (see
-``.github/workflows/book.yml``), since Colab opens notebooks only."""
+``.github/workflows/book.yml``), since Colab opens notebooks only. Pages the execution cache
+lacks are executed two at a time before Sphinx reads them (:mod:`mbutils.book.page_runs`)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from pathlib import Path
 from mbutils import __version__
 from mbutils.data.datapath import pin_environment, signature
 from mbutils.base.fingerprint import book_fingerprint
+from mbutils.book.page_runs import execute_pages
 from mbutils.book.profiles import profile_name
 
 
@@ -150,6 +152,7 @@ def setup(app):  # Sphinx's entry point for `extra_extensions: [mbutils.book.sph
     app.add_config_value("mbutils_copy", "default", "env")
     app.connect("config-inited", _on_config_inited, priority=400)
     app.connect("doctree-resolved", _on_doctree_resolved)
+    app.connect("env-before-read-docs", execute_pages, priority=900)  # after myst-nb's set-up
     app.connect("html-page-context", _launch_notebooks, priority=600)  # after the theme's buttons (501)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("build-finished", _copy_mathjax)

@@ -1,0 +1,111 @@
+"""The book's pages executed several at a time, before Sphinx reads them one by one.
+
+Jupyter Book (myst-nb in ``cache`` mode) executes each page when Sphinx reads it, so a build
+runs its pages one after another, and most of a page's time is one core's work (a kernel,
+figures, the single-threaded parts of an experiment). Just before Sphinx reads the pages it
+has to read (its ``env-before-read-docs`` event), this hook executes every one of them whose
+notebook the execution cache does not hold yet, ``MBUTILS_BOOK_PAGES`` at a time (default:
+two, or one on a one-core machine; ``1`` leaves execution to myst-nb), and stores each
+executed notebook in that cache exactly as myst-nb would. Sphinx then reads every page from the
+cache. The results cache's locks make pages that need the same experiment wait for each
+other instead of computing it twice.
+
+A page that fails here is not stored: myst-nb then executes it itself, in order, and reports
+the failure as it always does, so a strict build fails the same way with or without this hook.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+PAGES_ENV = "MBUTILS_BOOK_PAGES"
+
+
+def pages_at_once() -> int:
+    """``$MBUTILS_BOOK_PAGES``, else two (one on a one-core machine)."""
+    value = os.environ.get(PAGES_ENV, "").strip()
+    if not value:
+        return min(2, os.cpu_count() or 1)
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{PAGES_ENV}={value!r}: give a whole number of pages, 1 or more")
+    return int(value)
+
+
+def _unexecuted(app, env, docnames):
+    """(docname, path, notebook, read format) of each page to read that is a notebook and not cached."""
+    from jupyter_cache import get_cache
+    from myst_nb.core.read import create_nb_reader
+
+    nb_config = env.mystnb_config
+    cache = get_cache(nb_config.execution_cache_path)
+    pending = []
+    for docname in sorted(docnames):
+        path = Path(env.doc2path(docname))
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8")
+        reader = create_nb_reader(str(path), env.myst_config, nb_config, text)
+        if reader is None:  # plain Markdown
+            continue
+        notebook = reader.read(text)
+        if "kernelspec" not in notebook.metadata or any(path.match(p) for p in nb_config.execution_excludepatterns):
+            continue
+        try:
+            cache.match_cache_notebook(notebook)
+        except KeyError:
+            pending.append((docname, path, notebook, reader.read_fmt))
+    return cache, pending
+
+
+def _execute(path: Path, notebook, nb_config):
+    """Execute one page in its own folder, its kernel under the book's kernel guard."""
+    from jupyter_cache.executors.utils import single_nb_execution
+
+    from mbutils.book.chapters import _kernel_manager_class
+
+    with tempfile.TemporaryDirectory(prefix="mbutils-kernel-") as sockets:
+        manager = _kernel_manager_class(sockets)
+        extra = {"kernel_manager_class": manager} if manager is not None else {}
+        return single_nb_execution(notebook, cwd=str(path.parent), timeout=nb_config.execution_timeout,
+                                   allow_errors=nb_config.execution_allow_errors, meta_override=True, **extra)
+
+
+def execute_pages(app, env, docnames) -> None:
+    """Sphinx ``env-before-read-docs``: execute the uncached pages ``pages_at_once()`` at a time."""
+    from jupyter_cache.base import CacheBundleIn
+    from sphinx.util import logging
+
+    logger = logging.getLogger(__name__)
+    nb_config = getattr(env, "mystnb_config", None)
+    if nb_config is None or nb_config.execution_mode != "cache":
+        return
+    workers = pages_at_once()
+    if workers < 2:
+        return
+    cache, pending = _unexecuted(app, env, docnames)
+    if not pending:
+        return
+    logger.info(f"[mbutils] executing {len(pending)} pages, {workers} at a time")
+    start = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(_execute, path, notebook, nb_config): (docname, path, notebook, fmt)
+                   for docname, path, notebook, fmt in pending}
+        for done, future in enumerate(as_completed(futures), 1):
+            docname, path, notebook, fmt = futures[future]
+            try:
+                result = future.result()
+            except Exception as err:  # myst-nb executes the page again and reports it
+                logger.info(f"[mbutils] {docname} did not execute ({type(err).__name__}); myst-nb runs it")
+                continue
+            if result.err is not None:
+                logger.info(f"[mbutils] {docname} failed ({type(result.err).__name__}); myst-nb runs it again")
+                continue
+            stage = cache.add_nb_to_project(str(path), read_data=fmt) if fmt else cache.add_nb_to_project(str(path))
+            cache.cache_notebook_bundle(CacheBundleIn(notebook, stage.uri, data={"execution_seconds": result.time}),
+                                        check_validity=False, overwrite=True)
+            logger.info(f"[mbutils] executed {docname} in {result.time:.1f} s ({done} of {len(pending)})")
+    logger.info(f"[mbutils] {len(pending)} pages executed in {time.perf_counter() - start:.0f} s")
