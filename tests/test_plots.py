@@ -258,3 +258,19 @@ def test_negative_lower_ci_bounds_show_as_zero_with_a_note(monkeypatch):
     monkeypatch.setattr(display, "display", html_out.append)
     display.table(table, caption="MDAD.")
     assert "0*" in html_out[0].data and "shown as 0" in html_out[0].data
+
+
+@pytest.mark.parametrize("model", ["$\\frac{1}{$ m3", "a$b", "cost_$5"])
+def test_the_adaptive_path_figure_draws_a_model_name_as_written(model):
+    """Its title holds the model's name; parsed as mathtext, a lone '$' failed the layout."""
+    import io
+
+    from mbutils.book.adaptive import path_figure
+
+    n = np.arange(1, 6)
+    table = pd.DataFrame({"answered": n, "item": n, "answer": [1, 0, 1, 1, 0], "estimate": 0.5, "low": 0.4,
+                          "high": 0.6, "random": 0.5, "random_low": 0.3, "random_high": 0.7, "truth": 0.55})
+    table.attrs["model"] = model
+    fig = path_figure(table)
+    fig.savefig(io.BytesIO(), format="png")
+    assert fig.axes[0].get_title() == f"one target: {model}"

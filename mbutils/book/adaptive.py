@@ -19,6 +19,7 @@ from mbutils.methods.cat import accuracy_interval
 from mbutils.methods.protocol import rng_for
 from mbutils.results import noise
 from mbutils.base.names import label, style
+from mbutils.book.plots.base import plain_text
 
 #: Fewer source models than this: a 10-dimensional IRT fit has too little to go on.
 MIN_SOURCES = 10
@@ -99,6 +100,7 @@ def path_figure(table: pd.DataFrame, selector: str = "adaptive_fisher"):
     ax.set_title(f"one target: {table.attrs.get('model', '')}", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, frameon=False, loc="upper right", ncol=2)
+    plain_text(fig)  # the title holds a model's name: text, never mathtext (the layout below draws it)
     fig.tight_layout()
     return fig
 
