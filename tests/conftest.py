@@ -75,7 +75,8 @@ LANE_MODULES: dict[str, set[str]] = {
 #: parameters covers all of them; ``name[id]`` marks one parametrisation only.
 LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # --- book: execute chapters (run_chapter, run-chapter) or build the book (jupyter-book)
-    # session fixture `shape_runs`: every chapter on six shapes of bundle, two at a time (1497 s)
+    # session fixture `shape_runs`: every chapter on four shapes of bundle, two at a time, notebooks
+    # only (512 s on 2026-12-03; six shapes with their HTML pages took 1497 s on an earlier day)
     ("test_chapter_shapes.py", "test_chapter_finishes_on_shape"): {"book"},
     ("test_chapter_shapes.py", "test_no_name_from_the_data_is_live_markup_in_a_page"): {"book"},
     # these use the session fixture `executed`: every chapter through run_chapter, on synthetic
