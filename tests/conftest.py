@@ -100,6 +100,10 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     ("test_clone.py", "test_a_clone_runs_the_mmlu_chapter_on_its_stand_in_and_says_so"): {"book"},
     ("test_clone.py", "test_a_clone_shows_the_papers_tables_beside_its_own"): {"book"},
     ("test_clone.py", "test_without_the_real_bbh_the_front_page_and_its_chapter_say_stand_in"): {"book"},
+    # two small books (three pages, one failing; two pages) built with jupyter-book and the book's
+    # Sphinx hook, the first one twice (about 15 s)
+    ("test_page_runs.py", "test_pages_run_ahead_and_a_failing_page_is_left_to_myst_nb"): {"book"},
+    ("test_page_runs.py", "test_one_page_at_a_time_leaves_execution_to_myst_nb"): {"book"},
     # runs sel_random with a broken solution until its assertion fails (10 s)
     ("test_exercises.py", "test_a_broken_solution_fails_the_chapter"): {"book"},
     # runs the measures chapter on real GPQA and checks its standalone page (20 s)

@@ -74,9 +74,27 @@ def _execute(path: Path, notebook, nb_config):
                                    allow_errors=nb_config.execution_allow_errors, meta_override=True, **extra)
 
 
+def _store(cache, future, page, progress: str, logger) -> None:
+    """Put one executed page in the execution cache as myst-nb does; leave a failed one out."""
+    from jupyter_cache.base import CacheBundleIn
+
+    docname, path, notebook, fmt = page
+    try:
+        result = future.result()
+    except Exception as err:  # myst-nb executes the page again and reports it
+        logger.info(f"[mbutils] {docname} did not execute ({type(err).__name__}); myst-nb runs it")
+        return
+    if result.err is not None:
+        logger.info(f"[mbutils] {docname} failed ({type(result.err).__name__}); myst-nb runs it again")
+        return
+    stage = cache.add_nb_to_project(str(path), read_data=fmt) if fmt else cache.add_nb_to_project(str(path))
+    cache.cache_notebook_bundle(CacheBundleIn(notebook, stage.uri, data={"execution_seconds": result.time}),
+                                check_validity=False, overwrite=True)
+    logger.info(f"[mbutils] executed {docname} in {result.time:.1f} s ({progress})")
+
+
 def execute_pages(app, env, docnames) -> None:
     """Sphinx ``env-before-read-docs``: execute the uncached pages ``pages_at_once()`` at a time."""
-    from jupyter_cache.base import CacheBundleIn
     from sphinx.util import logging
 
     logger = logging.getLogger(__name__)
@@ -92,20 +110,12 @@ def execute_pages(app, env, docnames) -> None:
     logger.info(f"[mbutils] executing {len(pending)} pages, {workers} at a time")
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(_execute, path, notebook, nb_config): (docname, path, notebook, fmt)
-                   for docname, path, notebook, fmt in pending}
-        for done, future in enumerate(as_completed(futures), 1):
-            docname, path, notebook, fmt = futures[future]
-            try:
-                result = future.result()
-            except Exception as err:  # myst-nb executes the page again and reports it
-                logger.info(f"[mbutils] {docname} did not execute ({type(err).__name__}); myst-nb runs it")
-                continue
-            if result.err is not None:
-                logger.info(f"[mbutils] {docname} failed ({type(result.err).__name__}); myst-nb runs it again")
-                continue
-            stage = cache.add_nb_to_project(str(path), read_data=fmt) if fmt else cache.add_nb_to_project(str(path))
-            cache.cache_notebook_bundle(CacheBundleIn(notebook, stage.uri, data={"execution_seconds": result.time}),
-                                        check_validity=False, overwrite=True)
-            logger.info(f"[mbutils] executed {docname} in {result.time:.1f} s ({done} of {len(pending)})")
+        futures = {pool.submit(_execute, page[1], page[2], nb_config): page for page in pending}
+        try:
+            for done, future in enumerate(as_completed(futures), 1):
+                _store(cache, future, futures[future], f"{done} of {len(pending)}", logger)
+        except BaseException:  # interrupted: start no further page (the running ones end with their cells)
+            for future in futures:
+                future.cancel()
+            raise
     logger.info(f"[mbutils] {len(pending)} pages executed in {time.perf_counter() - start:.0f} s")
