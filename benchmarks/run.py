@@ -79,7 +79,8 @@ EXPERIMENTS = {
         ("mmlu-pro-leaderboard, adaptive family", "mmlu-pro-leaderboard", ADAPTIVE, BIG_SIZES, FITTED_POOL + JOBS2),
     ],
 }
-BOOKS = {"book": ["quick", "default"], "paper-book": ["paper"]}  # the paper book: over an hour on two cores
+# the paper book: over an hour on two cores
+BOOKS = {"book": ["quick", "default"], "paper-book": ["paper"], "targets": ["quick", "paper"]}
 
 #: The speed issue's table: label -> (wall-time target in seconds, peak-memory target in MB or None).
 TARGETS = {
@@ -175,7 +176,7 @@ def _suite_jobs(name: str):
     if name != "targets":
         return EXPERIMENTS.get(name, [])
     every = [job for suite in EXPERIMENTS.values() for job in suite]
-    return [next(job for job in every if job[0] == label) for label in TARGETS if any(j[0] == label for j in every)]
+    return [job for label in TARGETS for job in every if job[0] == label]
 
 
 def jobs(names: list[str], runs: int):
@@ -183,13 +184,10 @@ def jobs(names: list[str], runs: int):
     for name in names:
         for label, data, selectors, sizes, extra in _suite_jobs(name):
             yield label, (lambda t, s, a=(data, selectors, sizes, extra): experiment(t, s, *a, runs))
-        if name == "targets":
-            for profile in ("quick", "paper"):
-                yield f"book, {profile} profile", (lambda t, s, p=profile: book(t, s, p))
-        if name in ("ci", "targets"):
-            yield ".ci/run, clean clone", ci
         for profile in BOOKS.get(name, []):
             yield f"book, {profile} profile", (lambda t, s, p=profile: book(t, s, p))
+        if name in ("ci", "targets"):
+            yield ".ci/run, clean clone", ci
 
 
 def _target_text(target: tuple[float, float | None] | None) -> str:
@@ -209,7 +207,7 @@ def _met(target: tuple[float, float | None] | None, m: Measurement) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("suites", nargs="*", default=["foundation"], choices=[*EXPERIMENTS, *BOOKS, "ci", "targets"])
+    parser.add_argument("suites", nargs="*", default=["foundation"], choices=[*EXPERIMENTS, *BOOKS, "ci"])
     parser.add_argument("--baseline", metavar="REV", help="git revision to time in the same run, for ratios")
     parser.add_argument("--runs", type=int, default=50, help="runs per experiment (default 50, the paper's)")
     parser.add_argument("--only", metavar="TEXT", action="append",

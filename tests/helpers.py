@@ -8,6 +8,20 @@ import pandas as pd
 from mbutils.data.bundle import Benchmark
 
 
+#: The front matter of a MyST Markdown notebook (jupytext), for chapters and pages the tests write.
+MYST_FRONT_MATTER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
 def random_benchmark(n_models=40, subtask_sizes=(30, 10, 20), seed=0, confidence=False,
                      name="tiny") -> Benchmark:
     """Rasch-like 0/1 data: abilities and difficulties drawn from a fixed seed."""

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import random_benchmark
+from helpers import MYST_FRONT_MATTER, random_benchmark
 from helpers import run_cli as run
 from mbutils.base.tables import csv_text, from_csv_text, read_csv_table, render
 from mbutils.data.bundle import Benchmark, save_bundle
@@ -171,17 +171,7 @@ def test_a_full_disk_names_the_output(tiny_bundle, tmp_path, monkeypatch):
     assert code == 1 and str(out) in err and "No space left on device" in err and not out.exists()
 
 
-SLOW_CHAPTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-# Slow
+SLOW_CHAPTER = MYST_FRONT_MATTER + """# Slow
 
 ```{code-cell} ipython3
 :tags: [parameters]

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from helpers import MYST_FRONT_MATTER
 from mbutils.book.page_runs import PAGES_ENV, pages_at_once
 
 
@@ -33,17 +34,7 @@ def test_a_bad_count_is_refused_with_the_variable_named(monkeypatch, value):
         pages_at_once()
 
 
-PAGE = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+PAGE = MYST_FRONT_MATTER.replace("{", "{{").replace("}", "}}") + """
 # {title}
 
 ```{{code-cell}}

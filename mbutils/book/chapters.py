@@ -309,9 +309,7 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
                                "out for no limit") from None
         unexecuted.unlink()
         page = render_html(executed, Path(tmp) / f"{source.stem}.html") if html else None
-        final_nb = out / executed.name
-        shutil.move(str(executed), final_nb)
-        if page is None:
-            return final_nb
-        shutil.move(str(page), out / page.name)
-    return out / page.name
+        shutil.move(str(executed), out / executed.name)
+        if page is not None:
+            shutil.move(str(page), out / page.name)
+    return out / (page or executed).name

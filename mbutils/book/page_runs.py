@@ -35,7 +35,7 @@ def pages_at_once() -> int:
     return int(value)
 
 
-def _unexecuted(app, env, docnames):
+def _unexecuted(env, docnames):
     """(docname, path, notebook, read format) of each page to read that is a notebook and not cached."""
     from jupyter_cache import get_cache
     from myst_nb.core.read import create_nb_reader
@@ -104,7 +104,7 @@ def execute_pages(app, env, docnames) -> None:
     workers = pages_at_once()
     if workers < 2:
         return
-    cache, pending = _unexecuted(app, env, docnames)
+    cache, pending = _unexecuted(env, docnames)
     if not pending:
         return
     logger.info(f"[mbutils] executing {len(pending)} pages, {workers} at a time")
