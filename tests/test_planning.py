@@ -185,6 +185,37 @@ def test_required_size_is_the_smallest_reaching_size(gpqa_validation):
     assert required_size(population, 0.2, 1.0) is None
 
 
+def test_size_table_scans_only_until_every_level_is_reached(monkeypatch):
+    """The blocked scan gives the sizes of a scan of the whole curve (first crossing, agreement not
+    monotone), computes about twice the largest size found when every level is reached, and all N
+    sizes when one is not."""
+    import mbutils.results.planning as planning
+
+    bench = random_benchmark(n_models=40, subtask_sizes=(300, 200), seed=4)
+    population = pair_population(bench, truth="full")
+    gaps, levels = [0.0, 1.0, 4.0, 10.0, 25.0], [0.6, 0.8, 0.95, 1.0]
+    sized = []
+    real_matrix = planning._matrix
+    monkeypatch.setattr(planning, "_matrix", lambda hi, lo, n, ks, method: sized.append(len(ks)) or
+                        real_matrix(hi, lo, n, ks, method))
+    table = size_table(population, gaps, levels)
+    for gap in gaps:
+        if (table.loc[table["gap"] == gap, "n_pairs"] == 0).all():
+            continue
+        curve = size_curve(population, gap)["agreement"].to_numpy()
+        for level in levels:
+            reached = np.flatnonzero(curve >= level)
+            expected = float(reached[0] + 1) if len(reached) else np.nan
+            got = table.loc[(table["gap"] == gap) & (table["agreement"] == level), "size"].iloc[0]
+            assert got == expected or (np.isnan(got) and np.isnan(expected)), (gap, level, got, expected)
+    sized.clear()
+    early = size_table(population, [10.0], [0.6, 0.8])
+    assert sum(sized) < 2 * early["size"].max() + 64 < population.n_items
+    sized.clear()
+    assert np.isnan(size_table(population, [0.0], [1.0])["size"].iloc[0])  # ties: never certain
+    assert sum(sized) == population.n_items
+
+
 def test_required_size_without_real_data():
     bench = random_benchmark(n_models=30, subtask_sizes=(200,), seed=1)
     k = required_size(bench, 10, 0.8, truth="full")

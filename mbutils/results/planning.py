@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import gammaln
-from scipy.stats import hypergeom, norm
+from scipy.special import gammaln, ndtr
+from scipy.stats import hypergeom
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import ProtocolError
@@ -127,7 +127,7 @@ def _normal_cells(hi, lo, n, k) -> np.ndarray:
     var = k * ((hi + lo) / n - mu**2) * (n - k) / np.maximum(n - 1.0, 1.0)
     mean, sd = k * mu, np.sqrt(np.clip(var, 0.0, None))
     with np.errstate(divide="ignore", invalid="ignore"):
-        p = norm.cdf((mean - 0.5) / sd)
+        p = ndtr((mean - 0.5) / sd)  # the standard normal cdf, without scipy.stats' argument checks
     return np.where(sd > 1e-12, p, (mean > 0.5).astype(np.float64))  # sd = 0: D is constant
 
 
@@ -412,9 +412,11 @@ def required_size(data, gap: float, agreement: float = 0.8, **kwargs) -> int | N
     """
     if not 0 < agreement <= 1:
         raise ProtocolError(f"agreement must be in (0, 1], got {agreement}")
-    curve = size_curve(data, gap, **kwargs)
-    hit = first_crossing(curve["agreement"].to_numpy()[None, :], agreement)[0]
-    return int(curve["size"].iloc[hit]) if hit >= 0 else None
+    table = size_table(data, [gap], [agreement], **kwargs)
+    if table["n_pairs"].iloc[0] == 0:
+        size_curve(data, gap, sizes=[1], **kwargs)  # refuses the empty bin in its words
+    size = table["size"].iloc[0]
+    return None if np.isnan(size) else int(size)
 
 
 def size_table(data, gaps, agreements=(0.7, 0.8, 0.9), **kwargs) -> pd.DataFrame:
@@ -422,20 +424,40 @@ def size_table(data, gaps, agreements=(0.7, 0.8, 0.9), **kwargs) -> pd.DataFrame
     pop = _population(data, kwargs.pop("truth", "seen"), kwargs.pop("pairs", "all"),
                       kwargs.pop("protocol", None))
     bin_width, tie_rule = kwargs.get("bin_width", 0.5), kwargs.get("tie_rule", "paper")
+    unknown = set(kwargs) - {"bin_width", "tie_rule", "method"}
+    if unknown:
+        raise TypeError(f"size_table() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
     levels = np.asarray(agreements, dtype=np.float64)
     rows = []
     for gap in gaps:  # a bin without pairs gives NaN sizes and n_pairs = 0
-        if not _in_bin(pop, _gap_bin(gap, bin_width), bin_width, tie_rule).any():
-            rows += [{"gap": float(gap), "agreement": float(v), "size": np.nan, "n_pairs": 0} for v in levels]
-            continue
-        curve = size_curve(pop, gap, **kwargs)
-        reached = curve["agreement"].to_numpy()[None, :] >= levels[:, None]
-        hits = np.where(reached.any(1), reached.argmax(1), -1)
-        for level, hit in zip(levels, hits):
-            rows.append({"gap": float(gap), "agreement": float(level),
-                         "size": float(curve["size"].iloc[hit]) if hit >= 0 else np.nan,
-                         "n_pairs": int(curve["n_pairs"].iloc[0])})
+        keep = _in_bin(pop, _gap_bin(gap, bin_width), bin_width, tie_rule)
+        sizes = _first_reaching(pop, keep, levels, kwargs.get("method", "auto"))
+        rows += [{"gap": float(gap), "agreement": float(level), "size": float(size) if size > 0 else np.nan,
+                  "n_pairs": int(pop.weight[keep].sum())} for level, size in zip(levels, sizes)]
     return pd.DataFrame(rows)
+
+
+def _first_reaching(pop: PairPopulation, keep: np.ndarray, levels: np.ndarray, method: str,
+                    first_block: int = 64) -> np.ndarray:
+    """Smallest size k (1..N) at which the ``keep`` pairs' expected agreement reaches each level; 0 where
+    none does.
+
+    The same sizes as scanning the whole curve of :func:`size_curve` (agreement need not rise with every
+    k), but the sizes are scanned in blocks of growing length that stop once every level is reached, so
+    a level reached at k computes about 2k sizes instead of N."""
+    found = np.zeros(len(levels), dtype=np.int64)
+    if not keep.any():
+        return found
+    hi, lo, w = pop.hi[keep], pop.lo[keep], pop.weight[keep]
+    n, start, block = np.full(len(hi), pop.n_items), 1, first_block
+    while start <= pop.n_items and (found == 0).any():
+        ks = np.arange(start, min(start + block, pop.n_items + 1))
+        agreement = w @ _matrix(hi, lo, n, ks, method) / w.sum()
+        reached = agreement[None, :] >= levels[:, None]
+        new = (found == 0) & reached.any(1)
+        found[new] = ks[reached.argmax(1)[new]]
+        start, block = int(ks[-1]) + 1, 2 * block
+    return found
 
 
 # ---------------------------------------------------------------------------------------
