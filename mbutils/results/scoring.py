@@ -117,10 +117,16 @@ def read_responses_csv(folder: MicroFolder, path: Path) -> Answers:
         raise ScoreError(f"{path}: needs a 'model' column and one 0/1 column per item (the bundle format); "
                          f"it has {_names(table.columns)}")
     names = [str(c) for c in table.columns if c != "model"]
-    values = table[names].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
+    frame = table.drop(columns="model")
+    # columns the parser read as numbers stay as they are; only the others are converted, cell by cell
+    text = [c for c, kind in frame.dtypes.items() if not pd.api.types.is_numeric_dtype(kind)]
+    if text:
+        frame[text] = frame[text].apply(pd.to_numeric, errors="coerce")
+    values = frame.to_numpy(np.float64)
     answers = _place(folder, names, np.nan_to_num(values, nan=-1.0), None, str(path),
                      table["model"].astype(str).tolist())
-    chosen_cols = [j for j, n in enumerate(names) if n in set(_chosen(folder))]
+    chosen = set(_chosen(folder))
+    chosen_cols = [j for j, n in enumerate(names) if n in chosen]
     bad = ~np.isin(values[:, chosen_cols], (0.0, 1.0))
     if bad.any():
         row, col = np.argwhere(bad)[0]
