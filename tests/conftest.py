@@ -33,6 +33,35 @@ def _private_cache(tmp_path_factory):
             os.environ[name] = value
 
 
+@pytest.fixture(scope="session")
+def quick_book(tmp_path_factory) -> Path:
+    """The book built strictly with the quick profile, once per session: its ``_build`` folder
+    (``html/``, ``jupyter_execute/`` with every executed page, the execution cache). The browser
+    tests read its pages; test_chapters reads its executed chapters as their run on the real data.
+    ``MBUTILS_BOOK_HTML`` may name the ``html`` folder of an existing build to check instead."""
+    import sys
+
+    from helpers import strict_build
+
+    given = os.environ.get("MBUTILS_BOOK_HTML")
+    if given:
+        path = Path(given)
+        assert (path / "index.html").exists(), f"MBUTILS_BOOK_HTML={given} holds no built book"
+        return path.parent
+    real_bundle("gpqa")
+    out = tmp_path_factory.mktemp("book")
+    env = {**os.environ, "MBUTILS_PROFILE": "quick"}
+    jb = Path(sys.executable).with_name("jupyter-book")
+    log, minutes = strict_build([str(jb), "build", str(REPO), "--path-output", str(out), "-W", "-n", "--keep-going"],
+                                env, "the quick book")
+    # every page was executed ahead, two at a time (mbutils.book.page_runs), and read from the cache
+    serial = [line for line in log.splitlines() if "Executing notebook" in line]
+    assert not serial, f"myst-nb executed pages one by one, after mbutils.book.page_runs: {serial[:3]}"
+    assert "[mbutils] executing" in log
+    print(f"quick book built in {minutes:.1f} min")
+    return out / "_build"
+
+
 def real_bundle(name: str) -> Path:
     """Path of a real bundle shipped in the repository's data/ (its absence is a failure)."""
     path = REPO / "data" / name

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import time
+
 import numpy as np
 import pandas as pd
 
@@ -66,3 +69,16 @@ def run_cli(*args) -> tuple[int, str, str]:
     with redirect_stdout(out), redirect_stderr(err):
         code = main([str(a) for a in args])
     return code, out.getvalue(), err.getvalue()
+
+
+def strict_build(command: list[str], env: dict, what: str) -> tuple[str, float]:
+    """Run a strict book build; fail with its warnings unless it exits 0 with none. Returns (log, minutes)."""
+    start = time.perf_counter()
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600)
+    minutes = (time.perf_counter() - start) / 60
+    log = proc.stdout + proc.stderr
+    warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
+    assert proc.returncode == 0 and not warnings, (
+        f"strict build of {what} failed (exit {proc.returncode}) after {minutes:.1f} min:\n"
+        + "\n".join(warnings[:30]) + "\n" + log[-3000:])
+    return log, minutes

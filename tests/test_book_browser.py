@@ -3,7 +3,8 @@ Chromium with the network blocked, with all images loaded, every equation typese
 console error.
 
 The book is built strictly (``-W -n --keep-going``) with the quick profile into a temporary
-folder, unless ``MBUTILS_BOOK_HTML`` names an existing build to check instead. Screenshots
+folder, once per session (``quick_book`` of conftest.py; test_chapters reads its executed
+notebooks too), unless ``MBUTILS_BOOK_HTML`` names an existing build to check instead. Screenshots
 of the front page and of one chapter are saved to the folder printed by the test
 (``MBUTILS_SCREENSHOTS`` if set). The students' and instructors' copies are then built from
 this build's execution cache (no notebook runs again) and checked, and the PDF is printed
@@ -22,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, real_bundle
+from conftest import REPO
+from helpers import strict_build
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Every request that leaves the built folder is aborted (and reported): the book, MathJax
@@ -40,38 +42,9 @@ def toc_pages() -> list[str]:
     return [root, *re.findall(r"file:\s*(\S+)", toc)]
 
 
-def _strict_build(command: list[str], env: dict, what: str) -> tuple[str, float]:
-    """Run a strict book build; fail with its warnings unless it exits 0 with none. Returns (log, minutes)."""
-    start = time.perf_counter()
-    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600)
-    minutes = (time.perf_counter() - start) / 60
-    log = proc.stdout + proc.stderr
-    warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
-    assert proc.returncode == 0 and not warnings, (
-        f"strict build of {what} failed (exit {proc.returncode}) after {minutes:.1f} min:\n"
-        + "\n".join(warnings[:30]) + "\n" + log[-3000:])
-    return log, minutes
-
-
 @pytest.fixture(scope="module")
-def book_html(tmp_path_factory) -> Path:
-    given = os.environ.get("MBUTILS_BOOK_HTML")
-    if given:
-        path = Path(given)
-        assert (path / "index.html").exists(), f"MBUTILS_BOOK_HTML={given} holds no built book"
-        return path
-    real_bundle("gpqa")
-    out = tmp_path_factory.mktemp("book")
-    env = {**os.environ, "MBUTILS_PROFILE": "quick"}
-    jb = Path(sys.executable).with_name("jupyter-book")
-    log, minutes = _strict_build([str(jb), "build", str(REPO), "--path-output", str(out), "-W", "-n", "--keep-going"],
-                                 env, "the quick book")
-    # every page was executed ahead, two at a time (mbutils.book.page_runs), and read from the cache
-    serial = [line for line in log.splitlines() if "Executing notebook" in line]
-    assert not serial, f"myst-nb executed pages one by one, after mbutils.book.page_runs: {serial[:3]}"
-    assert "[mbutils] executing" in log
-    print(f"quick book built in {minutes:.1f} min")
-    return out / "_build" / "html"
+def book_html(quick_book) -> Path:
+    return quick_book / "html"
 
 
 @pytest.fixture(scope="module")
@@ -278,7 +251,7 @@ def copies(book_html, tmp_path_factory) -> dict[str, Path]:
     env = {**os.environ, "MBUTILS_PROFILE": os.environ.get("MBUTILS_PROFILE", "quick")}
     built = {}
     for copy in ("students", "instructors"):
-        log, minutes = _strict_build([sys.executable, "-m", "mbutils", "book", "--copy", copy, "--out", str(out / copy),
+        log, minutes = strict_build([sys.executable, "-m", "mbutils", "book", "--copy", copy, "--out", str(out / copy),
                                       "--execution-cache", str(book_html.parent)], env, f"the {copy} copy")
         executed = [line for line in log.splitlines() if "Executing notebook" in line]
         assert not executed, f"the {copy}' copy executed notebooks again: {executed[:3]}"

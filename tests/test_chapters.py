@@ -1,14 +1,17 @@
-"""Every chapter executes through papermill with small parameters, on a synthetic bundle and
-on real GPQA, through :func:`mbutils.book.chapters.run_chapter`; plus the book helpers' logic.
+"""Every chapter executes on a synthetic bundle, through papermill with small parameters
+(:func:`mbutils.book.chapters.run_chapter`), and on the real data, as the strict quick book build
+executed it (the session fixture ``quick_book``, which the browser tests read too); plus the book
+helpers' logic.
 
-The executions run two at a time (the machine's two cores) in one session fixture; each
-test then inspects one executed notebook: no error, no stderr (the strict book build would
+The synthetic executions run two at a time (the machine's two cores) in one session fixture;
+each test then inspects one executed notebook: no error, no stderr (the strict book build would
 warn), an image in every cell tagged ``figure``, an HTML page, and the glue keys the front
 page reads.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -29,15 +32,13 @@ SMALL = {"runs": 2, "sizes": "10,25", "sources": 60, "targets": 12, "seed": 0}
 VARIANTS = ("synthetic", "real")
 
 
-def params_for(chapter: str, variant: str) -> dict:
-    """Small parameters for a chapter: on synthetic-gpqa, or on the real GPQA bundle."""
-    d = "synthetic-gpqa" if variant == "synthetic" else "gpqa"
+def params_for(chapter: str) -> dict:
+    """Small parameters for a chapter on the synthetic bundles (its real-data run is the quick book's)."""
+    d = "synthetic-gpqa"
     if chapter == "data":
-        return {"data": d if variant == "synthetic" else "gpqa,bbh,mmlu-pro,mmlu-pro-tiger-lab"}
-    if chapter == "synthetic":
-        if variant == "synthetic":  # a missing real bundle is noted and skipped
-            return {"data": "no-such-bundle:synthetic-bbh,gpqa:synthetic-gpqa", "others": "synthetic-bbh", "runs": 3}
-        return {"data": "gpqa:synthetic-gpqa,bbh-leaderboard:synthetic-bbh", "others": "", "runs": 3}
+        return {"data": d}
+    if chapter == "synthetic":  # a missing real bundle is noted and skipped
+        return {"data": "no-such-bundle:synthetic-bbh,gpqa:synthetic-gpqa", "others": "synthetic-bbh", "runs": 3}
     if chapter == "measures":
         return {**SMALL, "data": d, "fig1_data": d}
     if chapter == "sel_random":  # random sampling is cheap: add a benchmark with subtasks
@@ -45,52 +46,59 @@ def params_for(chapter: str, variant: str) -> dict:
                 "picture_k": 30}
     if chapter.startswith("sel_"):  # variants run on the profile's bundles among data: here d
         return {**SMALL, "data": d, "picture_data": d, "picture_k": 10}
-    if chapter == "adaptive":  # adaptive tests on GPQA (real or stand-in) only: small and quick
+    if chapter == "adaptive":  # adaptive tests on the GPQA stand-in only: small and quick
         return {**SMALL, "data": d, "picture_data": d, "picture_k": 20}
     if chapter.startswith("bench_"):
-        p = {**SMALL, "data": d, "source_counts": "20,60", "source_runs": 1}
-        if chapter in ("bench_bbh", "bench_mmlu_pro") and variant == "real":
-            # the real leaderboard pools (78 and 40 models) with the pool-fitted protocol; cheap methods
-            p.update(data=chapter.removeprefix("bench_").replace("_", "-"), sources=None, targets=None,
-                     source_counts=None, selectors="random,subtask_equal,confidence_stratified")
-        return p
+        return {**SMALL, "data": d, "source_counts": "20,60", "source_runs": 1}
     if chapter == "target_sets":
-        cases = "synthetic-gpqa:7b_instruct" if variant == "synthetic" else "gpqa:7b_instruct,gpqa:70b_instruct"
-        return {"cases": cases, "runs": 2, "sizes": "10,25", "sources": 60, "seed": 0}
-    if chapter == "guidance":
+        return {"cases": "synthetic-gpqa:7b_instruct", "runs": 2, "sizes": "10,25", "sources": 60, "seed": 0}
+    if chapter in ("guidance", "replication"):
         return {**SMALL, "data": d}
     if chapter == "tables":
         return {**SMALL, "data": d, "per_subtask_data": "synthetic-bbh", "per_subtask_count": 2}
     if chapter == "differences":
         return {**SMALL, "data": d, "confidence_data": "synthetic-gpqa"}
-    if chapter == "replication":
-        return {**SMALL, "data": d}
-    if chapter == "use_micro":  # the loop on GPQA (real or stand-in), the second check on the other one
-        return {"data": d, "second_data": "gpqa" if variant == "synthetic" else "synthetic-gpqa", "k": 40,
-                "sizes": "25", "checked": "random,anchor_points_binary", "folds": 2, "fold_size": 5, "card_runs": 2}
+    if chapter == "use_micro":  # the loop on the GPQA stand-in, the second check on the real GPQA
+        return {"data": d, "second_data": "gpqa", "k": 40, "sizes": "25", "checked": "random,anchor_points_binary",
+                "folds": 2, "fold_size": 5, "card_runs": 2}
     raise AssertionError(f"no small parameters for chapter {chapter!r}; add them here")
 
 
 CASES = [(c, v) for c in chapter_names() for v in VARIANTS]
 
 
+def _from_book(build: Path, chapter: str):
+    """(html page, executed notebook) of ``chapter`` in a book build (the notebook from the build's
+    execution cache: the newest run of the page's source), or the error saying it is missing."""
+    from jupyter_cache import get_cache
+
+    html = build / "html" / "chapters" / f"{chapter}.html"
+    runs = [(r.created, r.pk, cache) for cache in map(get_cache, sorted(build.glob(".jupyter_cache*")))
+            for r in cache.list_cache_records() if Path(r.uri).parts[-2:] == ("chapters", f"{chapter}.md")]
+    if not html.is_file() or not runs:
+        return FileNotFoundError(f"the quick book build in {build} holds no executed page {chapter!r}")
+    _, pk, cache = max(runs, key=lambda run: run[0])
+    return html, cache.get_cache_bundle(pk).nb
+
+
 @pytest.fixture(scope="session")
-def executed(tmp_path_factory):
-    """(chapter, variant) -> (html path, executed notebook) or the exception raised."""
-    real_bundle("gpqa")
+def executed(tmp_path_factory, quick_book):
+    """(chapter, variant) -> (html path, executed notebook) or the exception raised: "synthetic" run
+    here with small parameters, "real" as the quick book build executed it on the shipped data."""
     out = tmp_path_factory.mktemp("chapters")
     os.environ.update({"MBUTILS_JOBS": "1", "MBUTILS_PROFILE": "quick"})
 
-    def run(case):
-        chapter, variant = case
+    def run(chapter):
         try:
-            html = run_chapter(chapter, params_for(chapter, variant), out / variant, timeout=900)
+            html = run_chapter(chapter, params_for(chapter), out / "synthetic", timeout=900)
             return html, nbformat.read(html.with_suffix(".ipynb"), as_version=4)
         except Exception as err:  # reported by the test of this case
             return err
 
+    chapters = chapter_names()
     with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
-        return dict(zip(CASES, pool.map(run, CASES)))
+        done = {(c, "synthetic"): result for c, result in zip(chapters, pool.map(run, chapters))}
+    return {**done, **{(c, "real"): _from_book(quick_book, c) for c in chapters}}
 
 
 def _result(executed, chapter, variant):
@@ -199,8 +207,6 @@ def test_front_page_glue_keys_are_produced_by_their_chapters(executed):
 
 def _claims_of(nb) -> dict[str, tuple[str, str]]:
     """key -> (glued sentence, glued payload) for every claim a chapter glued."""
-    import ast
-
     glued = {k: ast.literal_eval(v) for k, v in _glued(nb).items()}
     return {k.removesuffix("__claim"): (glued[k.removesuffix("__claim")], v)
             for k, v in glued.items() if k.endswith("__claim")}
@@ -242,7 +248,6 @@ def test_no_guidance_cell_states_fewer_items_than_its_interval_supports(executed
     """Every cell of the guidance table, against the monotone MDAD tables it was read from: the
     stated size and every larger one have a reached MDAD whose interval ends at most at the gap,
     and one size fewer (the next smaller size run) does not."""
-    import ast
     import json
 
     checked = 0
@@ -267,10 +272,10 @@ def test_benchmark_claims_follow_the_chapters_results(executed):
 
     _, nb = _result(executed, "bench_gpqa", "real")
     glued = {k: text for k, (text, _) in _claims_of(nb).items()}
-    p = params_for("bench_gpqa", "real")
+    p = {name: ast.literal_eval(spec["default"]) for name, spec in chapter_parameters("bench_gpqa").items()}
     cfg = book.configure(p["data"], sizes=p["sizes"], runs=p["runs"], sources=p["sources"], targets=p["targets"],
                          seed=p["seed"], source_counts=p["source_counts"], source_runs=p["source_runs"],
-                         profile="quick", jobs=1)
+                         profile="quick", jobs=1)  # the book's page: its defaults, the quick profile
     res = cfg.results(book.PAPER_SELECTORS)
     seen, unseen = metrics.mdad_table(res), metrics.mdad_table(res, split="unseen")
     assert glued["gpqa_unseen_loss"] == claims.unseen_loss(seen, unseen).text
@@ -551,8 +556,11 @@ def test_every_claim_recomputes_from_its_own_payload():
     made = [claims.catch_up({"B": mdad}), claims.not_reached(mdad, 0.8), claims.tau_from(summary),
             claims.noise_yardstick(mdad, 1), claims.noise_yardstick(mdad, 3), claims.unseen_loss(mdad, mdad),
             claims.sources_spread(sweep), claims.versus_random({"B": mdad}, "subtask_equal"),
-            claims.best_at_size(mdad, 10), claims.best_at_size(mdad, 25)]
+            claims.best_at_size(mdad, 10), claims.best_at_size(mdad, 25),
+            # benchmarks in the page's order, which is not the alphabet's: a payload keeps it
+            claims.catch_up({"GPQA": mdad, "BBH": mdad}), claims.versus_random({"GPQA": mdad, "BBH": mdad}, "subtask_equal")]
     for claim in made:
         assert claims.recompute(claim.payload()).text == claim.text, claim.fn
     assert made[3].value == 2.5 and "differ by up to 2.5 points" in made[3].text
-    assert made[-2].text.startswith("no method is more reliable than every other beyond the noise at k = 10")
+    assert made[-4].text.startswith("no method is more reliable than every other beyond the noise at k = 10")
+    assert made[-2].text.startswith("GPQA: from k = ")

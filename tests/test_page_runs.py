@@ -4,6 +4,7 @@ tests/test_book_browser.py, whose build log must show no page executed one by on
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,13 @@ def test_one_page_at_a_time_leaves_execution_to_myst_nb(tmp_path):
     code, log = _build(book, tmp_path / "out", "1")
     assert code == 0 and "[mbutils]" not in log
     assert len([line for line in log.splitlines() if "Executing notebook using" in line]) == 2
+
+
+def test_long_pages_start_first_then_the_rest_by_name():
+    from mbutils.book.page_runs import LONG_PAGES, start_order
+
+    names = ["intro", "chapters/bench_gpqa", "chapters/guidance", "chapters/use_micro", "chapters/adaptive", "chapters/data"]
+    assert start_order(names) == ["chapters/use_micro", "chapters/guidance", "chapters/adaptive",
+                                  "chapters/bench_gpqa", "chapters/data", "intro"]
+    chapters = {p.stem for p in (Path(__file__).resolve().parents[1] / "chapters").glob("*.md")}
+    assert {name.removeprefix("chapters/") for name in LONG_PAGES} <= chapters  # no stale name
