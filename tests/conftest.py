@@ -92,9 +92,10 @@ def real_table(name: str, file: str = "responses.csv") -> Path:
 
 #: Whole modules -> markers.
 LANE_MODULES: dict[str, set[str]] = {
-    # Its module fixture builds the whole book with jupyter-book (strict, every chapter executed:
-    # 938 s of setup), then the students' and instructors' copies with `mbutils book --copy`
-    # (56 s); some of its tests then open every page in Chromium (see LANE_TESTS).
+    # The session fixture `quick_book` (above) builds the whole book with jupyter-book (strict,
+    # every chapter executed; 208 s alone on 2026-12-03), then the module builds the students' and
+    # instructors' copies with `mbutils book --copy` (56 s); some of its tests then open every page
+    # in Chromium (see LANE_TESTS).
     "test_book_browser.py": {"book"},
     # Runs bench_gpqa through run_chapter twice, before and after editing a knob (41 s).
     "test_knobs.py": {"book"},
@@ -108,8 +109,8 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # only (512 s on 2026-12-03; six shapes with their HTML pages took 1497 s on an earlier day)
     ("test_chapter_shapes.py", "test_chapter_finishes_on_shape"): {"book"},
     ("test_chapter_shapes.py", "test_no_name_from_the_data_is_live_markup_in_a_page"): {"book"},
-    # these use the session fixture `executed`: every chapter through run_chapter, on synthetic
-    # and on real data (417 s)
+    # these use the session fixture `executed`: every chapter through run_chapter on synthetic data,
+    # and the quick book build (`quick_book`) for the real data
     ("test_chapters.py", "test_chapter_executes_with_every_figure"): {"book"},
     ("test_chapters.py", "test_every_figure_and_table_is_labelled_and_cited"): {"book"},
     ("test_chapters.py", "test_every_value_the_prose_pastes_is_glued_by_its_page"): {"book"},

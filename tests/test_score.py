@@ -42,6 +42,19 @@ def test_hypergeometric_interval_is_the_inverted_exact_tests():
     assert hypergeometric_interval([8], 8, 30, 0.9)[0, 1] == 1.0
 
 
+@pytest.mark.parametrize("n,k,level", [(1, 1, 0.9), (5, 2, 0.5), (30, 29, 0.95), (101, 50, 0.999), (448, 100, 0.9),
+                                       (448, 448, 0.8)])
+def test_hypergeometric_interval_bisection_equals_the_scan_of_every_k(n, k, level):
+    """The interval found by bisection is the one a scan of every K from 0 to N keeps, for every count."""
+    x = np.arange(k + 1)
+    big_k = np.arange(n + 1)[None, :]
+    kept = ((hypergeom.sf(x[:, None] - 1, n, big_k, k) > (1 - level) / 2)
+            & (hypergeom.cdf(x[:, None], n, big_k, k) > (1 - level) / 2))
+    assert kept.any(1).all()
+    scanned = np.stack([kept.argmax(1), n - kept[:, ::-1].argmax(1)], axis=1) / n
+    assert np.array_equal(hypergeometric_interval(x, k, n, level), scanned)
+
+
 def test_hypergeometric_interval_covers_by_simulation():
     """Fixed seed: 4,000 random 40-subsets of 300 items with K = 90 correct; coverage >= 90% within noise,
     and equal to the exact coverage (sum over x of P(x) [K in CI(x)]) within 3 standard errors."""
