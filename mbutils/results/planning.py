@@ -407,8 +407,9 @@ def required_size(data, gap: float, agreement: float = 0.8, **kwargs) -> int | N
     """Smallest k whose random subsets rank the pairs of ``gap``'s bin correctly with
     expected rate >= ``agreement`` (so k - 1 falls short); None if no k <= N reaches it.
 
-    Keyword arguments go to :func:`size_curve` (truth, pairs, protocol, bin_width, ...).
-    The agreement need not be monotone in k (ties at even k), so this scans every size.
+    Keyword arguments are those of :func:`size_curve` but ``sizes``: truth, pairs, protocol,
+    bin_width, tie_rule, method. The agreement need not be monotone in k (ties at even k), so
+    the sizes are scanned upwards from 1 (in growing blocks) until one reaches the level.
     """
     if not 0 < agreement <= 1:
         raise ProtocolError(f"agreement must be in (0, 1], got {agreement}")
@@ -420,7 +421,9 @@ def required_size(data, gap: float, agreement: float = 0.8, **kwargs) -> int | N
 
 
 def size_table(data, gaps, agreements=(0.7, 0.8, 0.9), **kwargs) -> pd.DataFrame:
-    """Required size for every gap x agreement level (for a read-off figure); NaN = not reached."""
+    """Required size for every gap x agreement level (for a read-off figure); NaN = not reached.
+
+    Keyword arguments: truth, pairs, protocol (as :func:`size_curve`), bin_width, tie_rule, method."""
     pop = _population(data, kwargs.pop("truth", "seen"), kwargs.pop("pairs", "all"),
                       kwargs.pop("protocol", None))
     bin_width, tie_rule = kwargs.get("bin_width", 0.5), kwargs.get("tie_rule", "paper")
