@@ -109,6 +109,7 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # only (512 s on 2026-12-03; six shapes with their HTML pages took 1497 s on an earlier day)
     ("test_chapter_shapes.py", "test_chapter_finishes_on_shape"): {"book"},
     ("test_chapter_shapes.py", "test_no_name_from_the_data_is_live_markup_in_a_page"): {"book"},
+    ("test_chapter_shapes.py", "test_chapter_runs_leave_no_scratch_folder"): {"book"},
     # these use the session fixture `executed`: every chapter through run_chapter on synthetic data,
     # and the quick book build (`quick_book`) for the real data
     ("test_chapters.py", "test_chapter_executes_with_every_figure"): {"book"},

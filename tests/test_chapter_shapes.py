@@ -83,6 +83,9 @@ def shape_params(chapter: str, shape: str, folder: str) -> dict:
 
 SHAPE_CHAPTERS = [c for c in chapter_names() if "data" in chapter_parameters(c)]
 CASES = [(c, s) for c in SHAPE_CHAPTERS for s in SHAPES]
+#: shape_runs' entry for what the runs left in the temporary folder
+LEFT = "left in the temporary folder"
+
 
 
 @pytest.fixture(scope="session")
@@ -106,8 +109,16 @@ def shape_runs(tmp_path_factory, request):
         except Exception as err:  # reported by the test of this case
             return err
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(cases, pool.map(run, cases)))
+    # the kernels' temporary folder is one of this session's own, so that what they leave is theirs
+    scratch, old_tmp = root / "tmp", os.environ.get("TMPDIR")
+    scratch.mkdir()
+    os.environ["TMPDIR"] = str(scratch)
+    try:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            results = dict(zip(cases, pool.map(run, cases)))
+    finally:
+        os.environ.pop("TMPDIR") if old_tmp is None else os.environ.update(TMPDIR=old_tmp)
+    return {**results, LEFT: sorted(scratch.glob("mbutils-*"))}
 
 
 def test_every_chapter_takes_a_data_parameter():
@@ -159,3 +170,9 @@ def test_no_name_from_the_data_is_live_markup_in_a_page(shape_runs, chapter):
                 # '>' or '"' of a name into an entity, so the tag ends at its first '>'
                 text = re.sub(r'<img src="data:image/png;base64,[^"]*"[^>]*>', "", text)
                 assert not LIVE.search(text), f"{chapter}: live markup in a {kind} output: {LIVE.search(text)[0]}"
+
+
+def test_chapter_runs_leave_no_scratch_folder(shape_runs):
+    """A chapter's scratch files (use_micro's folders and answer files, the coverage checks' builds) go
+    when its kernel ends: the runs leave no ``mbutils-*`` folder in their kernels' temporary folder."""
+    assert not shape_runs[LEFT], f"left behind: {[p.name for p in shape_runs[LEFT]]}"
