@@ -4,6 +4,7 @@ markers (``slow``, ``book``, ``browser``), given from the table below."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,11 +37,9 @@ def _private_cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def quick_book(tmp_path_factory) -> Path:
     """The book built strictly with the quick profile, once per session: its ``_build`` folder
-    (``html/``, ``jupyter_execute/`` with every executed page, the execution cache). The browser
-    tests read its pages; test_chapters reads its executed chapters as their run on the real data.
-    ``MBUTILS_BOOK_HTML`` may name the ``html`` folder of an existing build to check instead."""
-    import sys
-
+    (``html/``, and the execution cache ``.jupyter_cache*`` that holds every executed page). The
+    browser tests read its pages; test_chapters reads its executed chapters as their run on the real
+    data. ``MBUTILS_BOOK_HTML`` may name the ``html`` folder of an existing build to check instead."""
     from helpers import strict_build
 
     given = os.environ.get("MBUTILS_BOOK_HTML")

@@ -87,7 +87,6 @@ CASES = [(c, s) for c in SHAPE_CHAPTERS for s in SHAPES]
 LEFT = "left in the temporary folder"
 
 
-
 @pytest.fixture(scope="session")
 def shape_runs(tmp_path_factory, request):
     """(chapter, shape) -> executed notebook, or the exception; two chapters at a time.
@@ -117,7 +116,10 @@ def shape_runs(tmp_path_factory, request):
         with ThreadPoolExecutor(max_workers=2) as pool:
             results = dict(zip(cases, pool.map(run, cases)))
     finally:
-        os.environ.pop("TMPDIR") if old_tmp is None else os.environ.update(TMPDIR=old_tmp)
+        if old_tmp is None:
+            del os.environ["TMPDIR"]
+        else:
+            os.environ["TMPDIR"] = old_tmp
     return {**results, LEFT: sorted(scratch.glob("mbutils-*"))}
 
 

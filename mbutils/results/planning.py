@@ -386,14 +386,16 @@ def size_curve(data, gap: float, *, sizes=None, truth: str = "seen", pairs: str 
     b = _gap_bin(gap, bin_width)
     keep = _in_bin(pop, b, bin_width, tie_rule)
     if not keep.any():
-        raise ProtocolError(
-            f"{pop.description}: no pair of models differs by {b * bin_width:g}-"
-            f"{(b + 1) * bin_width:g} points; choose another gap or a wider bin"
-        )
+        raise _empty_bin(pop, b, bin_width)
     w = pop.weight[keep]
     probs = _matrix(pop.hi[keep], pop.lo[keep], np.full(int(keep.sum()), pop.n_items), ks, method)
     return pd.DataFrame({"size": ks, "agreement": w @ probs / w.sum(), "n_pairs": int(w.sum()),
                          "gap_low": b * bin_width, "gap_high": (b + 1) * bin_width})
+
+
+def _empty_bin(pop: PairPopulation, b: int, bin_width: float) -> ProtocolError:
+    return ProtocolError(f"{pop.description}: no pair of models differs by {b * bin_width:g}-"
+                         f"{(b + 1) * bin_width:g} points; choose another gap or a wider bin")
 
 
 def _in_bin(pop: PairPopulation, b: int, bin_width: float, tie_rule: str) -> np.ndarray:
@@ -413,9 +415,10 @@ def required_size(data, gap: float, agreement: float = 0.8, **kwargs) -> int | N
     """
     if not 0 < agreement <= 1:
         raise ProtocolError(f"agreement must be in (0, 1], got {agreement}")
-    table = size_table(data, [gap], [agreement], **kwargs)
+    pop = _population(data, kwargs.pop("truth", "seen"), kwargs.pop("pairs", "all"), kwargs.pop("protocol", None))
+    table = size_table(pop, [gap], [agreement], **kwargs)
     if table["n_pairs"].iloc[0] == 0:
-        size_curve(data, gap, sizes=[1], **kwargs)  # refuses the empty bin in its words
+        raise _empty_bin(pop, _gap_bin(gap, kwargs.get("bin_width", 0.5)), kwargs.get("bin_width", 0.5))
     size = table["size"].iloc[0]
     return None if np.isnan(size) else int(size)
 
