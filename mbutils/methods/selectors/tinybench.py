@@ -53,15 +53,13 @@ Details that are ours:
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
-from sklearn.cluster import KMeans
-from sklearn.exceptions import ConvergenceWarning
 
 from mbutils.base.errors import SelectorError
+from mbutils.methods.kmeans import kmeans
 from mbutils.methods.irt import IRTError, IRTModel, map_abilities, sigmoid, single_threaded
 from mbutils.base.validation import Integer, Real
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
@@ -250,7 +248,7 @@ class TinyBenchmarks(Selector):
         reference's 10 dimensions. Reach its parameters as ``irt__<name>``
         (``set_params(irt__dims=5)``).
     n_init : int, default 1
-        scikit-learn k-means restarts (k-means++ start seeded from the run's generator).
+        k-means restarts (k-means++ starts drawn from one seed of the run's generator).
     kmeans_max_iter : int, default 300
         Maximum k-means iterations.
 
@@ -324,13 +322,11 @@ class TinyBenchmarks(Selector):
         k = int(k)
         if k not in prepared.anchors_by_size:
             points = prepared.embedding
-            kmeans = KMeans(n_clusters=k, n_init=self.n_init, max_iter=self.kmeans_max_iter,
-                            random_state=int(rng.integers(2**31 - 1)))
-            with warnings.catch_warnings(), single_threaded():
-                # Fewer distinct embeddings than k: handled (empty clusters weigh 0).
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                labels = kmeans.fit_predict(points)
-            anchors = _distinct_nearest(points, kmeans.cluster_centers_)
+            with single_threaded():
+                # Fewer distinct embeddings than k leave clusters empty: they weigh 0.
+                labels, centers = kmeans(points, k, int(rng.integers(2**31 - 1)), n_init=self.n_init,
+                                         max_iter=self.kmeans_max_iter)
+            anchors = _distinct_nearest(points, centers)
             prepared.anchors_by_size[k] = (anchors, np.bincount(labels, minlength=k) / n)
         return prepared.anchors_by_size[k]
 
