@@ -676,7 +676,8 @@ def _experiment_parser(sub, common) -> None:
     _add_protocol(p)
     p.add_argument("--target-set", default=None, help="named target set from target_sets.json")
     p.add_argument("--jobs", type=_workers, default=1,
-                   help="parallel workers (-1: all cores; never more than runs or cores)")
+                   help="processes that compute, this one included with loky (-1: all cores; "
+                        "never more than runs or cores)")
     p.add_argument("--backend", choices=["loky", "threading", "sequential", "dask", "ray"], default="loky",
                    help="how runs are spread over workers (dask/ray need requirements-scale.txt)")
     p.add_argument("--scheduler", default=None,

@@ -101,7 +101,7 @@ def test_runs_go_to_workers_in_a_few_chunks_in_order():
 
     runs = list(range(50))
     chunks = chunk_runs(runs, workers=2)
-    assert len(chunks) == 8 and [r for c in chunks for r in c] == runs
+    assert len(chunks) == 16 and [r for c in chunks for r in c] == runs
     assert max(map(len, chunks)) - min(map(len, chunks)) <= 1
     assert chunk_runs(runs[:3], workers=2) == [[0], [1], [2]]
     assert chunk_runs(runs[:5], workers=1) == [[r] for r in range(5)]  # in-process: one bar step per run
@@ -110,10 +110,13 @@ def test_runs_go_to_workers_in_a_few_chunks_in_order():
 def test_light_selectors_never_start_workers(monkeypatch):
     import joblib
 
+    from mbutils.methods import pool
+
     def no_workers(*args, **kwargs):
         raise AssertionError("started workers for light selectors")
 
     monkeypatch.setattr(joblib, "Parallel", no_workers)
+    monkeypatch.setattr(pool, "map_with_parent", no_workers)
     bench = random_benchmark(seed=12)
     res = run_experiment(bench, ["random", "subtask_equal_weighted"], [5], PROTO, jobs=2, use_cache=False,
                          progress=False)

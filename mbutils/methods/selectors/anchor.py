@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import kmedoids
 import numpy as np
 
 from mbutils.base.errors import SelectorError
@@ -177,6 +176,8 @@ class AnchorPoints(Selector):
         return MicroBenchmark(items=medoids, weights=weights, reads=self.reads)
 
     def _medoids(self, prepared: AnchorPrepared, k: int, rng: np.random.Generator):
+        import kmedoids  # imported here: it imports scikit-learn, over a second that most uses never need
+
         n_items = prepared.n_items
         seed = int(rng.integers(0, 2**31 - 1))
         smaller = [size for size in prepared.medoids_by_size if size < k] if self.warm_start else []
