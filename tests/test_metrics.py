@@ -178,3 +178,26 @@ def test_a_bin_width_with_float_noise_is_read_as_the_width_meant():
     diff, n = np.array([[0, 3, 7, 70, 140]]), np.array([100])
     assert (gap_bins(diff, n, 0.7000000000000001) == gap_bins(diff, n, 0.7)).all()
     assert gap_bins(diff, n, 0.7).tolist() == [[0, 4, 10, 100, 200]]
+
+
+def test_monotone_rates_equal_scikit_learns_isotonic_fit_bit_for_bit():
+    """The fit calls SciPy's solver directly; scikit-learn's public function (checks, then the
+    same solver) must give the very same numbers, empty bins left out and returned as NaN."""
+    from sklearn.isotonic import isotonic_regression
+
+    from mbutils.results.metrics import monotone_rates
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        n = int(rng.integers(1, 60))
+        total = rng.integers(0, 30, size=n).astype(np.float64)
+        agree = rng.binomial(total.astype(np.int64), rng.random(n)).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = np.nan_to_num(agree / total)
+        got = monotone_rates(rates, total)
+        keep = total > 0
+        assert np.isnan(got[~keep]).all()
+        if keep.any():
+            want = isotonic_regression(rates[keep], sample_weight=total[keep], increasing=True)
+            np.testing.assert_array_equal(got[keep], want)
+            assert np.all(np.diff(got[keep]) >= 0)

@@ -97,6 +97,15 @@ def _exact_cells(hi, lo, n, k) -> np.ndarray:
 
 
 def _exact_window(hi, lo, n, k, start, stop, lf) -> np.ndarray:
+    """The sum of :func:`_exact_cells` over each cell's window start..stop of m.
+
+    Cells are processed narrowest window first and each step works only on the cells whose
+    window is still open (a suffix), so the cost is the sum of the widths, not their maximum
+    times the number of cells.
+    """
+    order = np.argsort(stop - start, kind="stable")
+    hi, lo, n, k, start, stop = (v[order] for v in (hi, lo, n, k, start, stop))
+    width = stop - start
     d = hi + lo
     log_total = _log_choose(lf, n, k)
     m = start.copy()
@@ -104,20 +113,24 @@ def _exact_window(hi, lo, n, k, start, stop, lf) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         cdf = np.where(m > 0, hypergeom.cdf(t, np.maximum(d, 1), hi, m), 1.0)  # F_m(t); m = 0: X = 0
     acc = np.zeros(len(hi))
-    for _ in range(int((stop - start).max()) + 1):
-        active = m <= stop  # m never exceeds d while active
-        mm = np.minimum(m, d)
-        p_m = np.exp(_log_choose(lf, d, mm) + _log_choose(lf, n - d, k - mm) - log_total)
-        acc += np.where(active, p_m * (1.0 - cdf), 0.0)
+    for step_no in range(int(width.max()) + 1):
+        s = slice(int(np.searchsorted(width, step_no)), None)  # the cells with m <= stop
+        hi_s, lo_s, n_s, k_s, d_s, m_s, t_s = hi[s], lo[s], n[s], k[s], d[s], m[s], t[s]
+        mm = np.minimum(m_s, d_s)
+        p_m = np.exp(_log_choose(lf, d_s, mm) + _log_choose(lf, n_s - d_s, k_s - mm) - log_total[s])
+        acc[s] += p_m * (1.0 - cdf[s])
         # one more draw: F_{m+1}(t) = F_m(t) - P(X_m = t) (hi - t) / (d - m); then t -> floor((m+1)/2)
-        p_t = np.exp(_log_choose(lf, hi, t) + _log_choose(lf, lo, mm - t) - _log_choose(lf, d, mm))
-        cdf = cdf - p_t * (hi - t) / np.maximum(d - m, 1)
-        step = m % 2 == 1
-        t, m = t + step, m + 1
-        mm = np.minimum(m, d)
-        p_next = np.exp(_log_choose(lf, hi, t) + _log_choose(lf, lo, mm - t) - _log_choose(lf, d, mm))
-        cdf = np.clip(cdf + np.where(step & (m <= d), p_next, 0.0), 0.0, 1.0)
-    return acc
+        p_t = np.exp(_log_choose(lf, hi_s, t_s) + _log_choose(lf, lo_s, mm - t_s) - _log_choose(lf, d_s, mm))
+        c = cdf[s] - p_t * (hi_s - t_s) / np.maximum(d_s - m_s, 1)
+        step = m_s % 2 == 1
+        t_s, m_s = t_s + step, m_s + 1
+        mm = np.minimum(m_s, d_s)
+        p_next = np.exp(_log_choose(lf, hi_s, t_s) + _log_choose(lf, lo_s, mm - t_s) - _log_choose(lf, d_s, mm))
+        cdf[s] = np.clip(c + np.where(step & (m_s <= d_s), p_next, 0.0), 0.0, 1.0)
+        t[s], m[s] = t_s, m_s
+    out = np.empty(len(hi))
+    out[order] = acc
+    return out
 
 
 def _normal_cells(hi, lo, n, k) -> np.ndarray:
