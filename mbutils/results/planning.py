@@ -101,33 +101,42 @@ def _exact_window(hi, lo, n, k, start, stop, lf) -> np.ndarray:
 
     Cells are processed narrowest window first and each step works only on the cells whose
     window is still open (a suffix), so the cost is the sum of the widths, not their maximum
-    times the number of cells.
+    times the number of cells. The log binomials a step shares with the next are carried
+    over, and those whose arguments are in range by construction skip the range check.
     """
     order = np.argsort(stop - start, kind="stable")
     hi, lo, n, k, start, stop = (v[order] for v in (hi, lo, n, k, start, stop))
     width = stop - start
     d = hi + lo
+    rest = n - d
+    lf_d, lf_rest = lf[d], lf[rest]
     log_total = _log_choose(lf, n, k)
     m = start.copy()
     t = m // 2
     with np.errstate(invalid="ignore"):
         cdf = np.where(m > 0, hypergeom.cdf(t, np.maximum(d, 1), hi, m), 1.0)  # F_m(t); m = 0: X = 0
+    mm = np.minimum(m, d)
+    log_d = lf_d - lf[mm] - lf[d - mm]  # log C(d, mm): 0 <= mm <= d always
+    log_hi, log_lo = _log_choose(lf, hi, t), _log_choose(lf, lo, mm - t)
     acc = np.zeros(len(hi))
     for step_no in range(int(width.max()) + 1):
         s = slice(int(np.searchsorted(width, step_no)), None)  # the cells with m <= stop
-        hi_s, lo_s, n_s, k_s, d_s, m_s, t_s = hi[s], lo[s], n[s], k[s], d[s], m[s], t[s]
-        mm = np.minimum(m_s, d_s)
-        p_m = np.exp(_log_choose(lf, d_s, mm) + _log_choose(lf, n_s - d_s, k_s - mm) - log_total[s])
+        hi_s, lo_s, k_s, d_s, m_s, t_s = hi[s], lo[s], k[s], d[s], m[s], t[s]
+        a_s = log_d[s]
+        # log C(n - d, k - m): start >= k - (n - d) and m <= stop <= min(k, d) keep it in range
+        km = k_s - np.minimum(m_s, d_s)
+        p_m = np.exp(a_s + (lf_rest[s] - lf[km] - lf[rest[s] - km]) - log_total[s])
         acc[s] += p_m * (1.0 - cdf[s])
         # one more draw: F_{m+1}(t) = F_m(t) - P(X_m = t) (hi - t) / (d - m); then t -> floor((m+1)/2)
-        p_t = np.exp(_log_choose(lf, hi_s, t_s) + _log_choose(lf, lo_s, mm - t_s) - _log_choose(lf, d_s, mm))
+        p_t = np.exp(log_hi[s] + log_lo[s] - a_s)
         c = cdf[s] - p_t * (hi_s - t_s) / np.maximum(d_s - m_s, 1)
         step = m_s % 2 == 1
         t_s, m_s = t_s + step, m_s + 1
         mm = np.minimum(m_s, d_s)
-        p_next = np.exp(_log_choose(lf, hi_s, t_s) + _log_choose(lf, lo_s, mm - t_s) - _log_choose(lf, d_s, mm))
-        cdf[s] = np.clip(c + np.where(step & (m_s <= d_s), p_next, 0.0), 0.0, 1.0)
-        t[s], m[s] = t_s, m_s
+        a_s = lf_d[s] - lf[mm] - lf[d_s - mm]
+        h_s, l_s = _log_choose(lf, hi_s, t_s), _log_choose(lf, lo_s, mm - t_s)
+        cdf[s] = np.clip(c + np.where(step & (m_s <= d_s), np.exp(h_s + l_s - a_s), 0.0), 0.0, 1.0)
+        t[s], m[s], log_d[s], log_hi[s], log_lo[s] = t_s, m_s, a_s, h_s, l_s
     out = np.empty(len(hi))
     out[order] = acc
     return out
