@@ -1,6 +1,6 @@
 """Speed and memory of the whole jobs the issues set targets for (reported, not asserted).
 
-    python benchmarks/run.py SUITE [SUITE ...] [--baseline REV] [--runs N]
+    python benchmarks/run.py SUITE [SUITE ...] [--baseline REV] [--runs N] [--repeat N]
 
 Suites: ``foundation``, ``selectors``, ``scale``, ``adaptive`` (experiments), ``paper`` (the paper
 profile's experiments on every benchmark: 50 runs, all sizes, all fourteen selectors),
@@ -20,6 +20,9 @@ waited for, workers included) and peak resident memory of the process tree.
 every job a second time with that implementation, right after the current one, so the
 ratio (baseline / current wall time) compares the two on the same machine in the same
 load. ``--only TEXT`` (repeatable) keeps the jobs whose label contains one of the TEXTs; ``--runs N`` shrinks the experiments' runs (for a quick look; the targets are for 50).
+``--repeat N`` times every job N times, current and baseline taking turns, and reports the run
+with the median wall time and the range of the N: on a shared 2-core machine one GPQA
+experiment took 7.9 s and 9.6 s in two runs of the same code an hour apart.
 """
 
 from __future__ import annotations
@@ -205,6 +208,11 @@ def _met(target: tuple[float, float | None] | None, m: Measurement) -> str:
     return "yes" if m.seconds <= seconds and (mb is None or m.peak_mb <= mb) else "no"
 
 
+def median_run(runs: list[Measurement]) -> Measurement:
+    """The run with the median wall time (the lower middle one of an even number)."""
+    return sorted(runs, key=lambda m: m.seconds)[(len(runs) - 1) // 2]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suites", nargs="*", default=["foundation"], choices=[*EXPERIMENTS, *BOOKS, "ci"])
@@ -212,10 +220,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=50, help="runs per experiment (default 50, the paper's)")
     parser.add_argument("--only", metavar="TEXT", action="append",
                         help="only the jobs whose label contains TEXT (repeat for several)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="time each job N times, current and baseline taking turns, and report the run "
+                             "with the median wall time and the range (for a noisy machine)")
     args = parser.parse_args(argv)
 
-    def row(m: Measurement) -> str:
-        return f"{m.seconds:.1f} | {m.cpu_seconds:.1f} | {m.peak_mb:.0f}"
+    def row(ms: list[Measurement]) -> str:
+        m = median_run(ms)
+        spread = f" ({min(x.seconds for x in ms):.1f}-{max(x.seconds for x in ms):.1f})" if len(ms) > 1 else ""
+        return f"{m.seconds:.1f}{spread} | {m.cpu_seconds:.1f} | {m.peak_mb:.0f}"
 
     with_targets = "targets" in args.suites
     head = "| job |" + (" target |" if with_targets else "") + " wall s | CPU s | peak MB |"
@@ -229,12 +242,17 @@ def main(argv: list[str] | None = None) -> None:
         for i, (label, run) in enumerate(jobs(args.suites, args.runs)):
             if args.only and not any(text in label for text in args.only):
                 continue
-            current = run(REPO, Path(tmp) / f"current-{i}")
+            currents, olds = [], []
+            for r in range(max(1, args.repeat)):  # taking turns, so that a slow spell of the machine hits both
+                currents.append(run(REPO, Path(tmp) / f"current-{i}-{r}"))
+                if base is not None:
+                    olds.append(run(base, Path(tmp) / f"baseline-{i}-{r}"))
+            current = median_run(currents)
+            old = median_run(olds) if olds else None
             target = TARGETS.get(label) if with_targets else None
-            line = f"| {label} |" + (f" {_target_text(target)} |" if with_targets else "") + f" {row(current)} |"
+            line = f"| {label} |" + (f" {_target_text(target)} |" if with_targets else "") + f" {row(currents)} |"
             if base is not None:
-                old = run(base, Path(tmp) / f"baseline-{i}")
-                line += f" {row(old)} | {old.seconds / current.seconds:.2f}x |"
+                line += f" {row(olds)} | {old.seconds / current.seconds:.2f}x |"
             if with_targets:
                 line += f" {_met(target, current)} |"
             print(line, flush=True)
