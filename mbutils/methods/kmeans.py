@@ -30,8 +30,7 @@ def kmeans(points: np.ndarray, n_clusters: int, seed: int, *, n_init: int = 1, m
            tol: float = 1e-4) -> tuple[np.ndarray, np.ndarray]:
     """Labels (n,) and centres (k, d) of seeded k-means on ``points`` (n, d)."""
     X = np.array(points, dtype=np.float64, order="C")  # a copy: centred below
-    n = X.shape[0]
-    if X.ndim != 2 or not 1 <= n_clusters <= n:
+    if X.ndim != 2 or not 1 <= n_clusters <= X.shape[0]:
         raise ValueError(f"k-means needs a 2-d array of at least {n_clusters} points, got shape {X.shape}")
     tolerance = float(np.mean(np.var(X, axis=0)) * tol) if tol else 0.0
     mean = X.mean(axis=0)
@@ -66,7 +65,7 @@ def _sq_distances(A: np.ndarray, X: np.ndarray, x_sq: np.ndarray) -> np.ndarray:
 def _plus_plus(X: np.ndarray, x_sq: np.ndarray, k: int, state: np.random.RandomState) -> np.ndarray:
     """Greedy k-means++ centres (copies of k points)."""
     n = X.shape[0]
-    ones = np.ones(n)
+    ones = np.ones(n)  # sums as products with unit weights: scikit-learn's summation order, so equal bits
     trials = 2 + int(np.log(k))
     chosen = np.empty(k, dtype=np.intp)
     chosen[0] = state.choice(n, p=ones / ones.sum())
