@@ -435,6 +435,21 @@ def test_profiles_share_settings_and_state_them(monkeypatch):
         book.configure("synthetic-gpqa")
 
 
+def test_the_quick_preview_keeps_costly_work_on_smaller_data(monkeypatch):
+    from mbutils.book.adaptive import adaptive_data, not_run_reason
+
+    book_data = "gpqa,bbh,mmlu-pro"
+    assert adaptive_data(None, book_data, profile="quick") == ["gpqa"]
+    assert adaptive_data(None, book_data, profile="default") == ["gpqa", "bbh", "mmlu-pro"]
+    assert adaptive_data("bbh", book_data, profile="quick") == ["bbh"]  # the parameter wins
+    assert adaptive_data(None, "/my/bundle", profile="quick") == ["/my/bundle"]  # a reader's data keeps its tests
+    assert "gpqa only" in not_run_reason(["gpqa"]) and "adaptive_data" in not_run_reason(["gpqa"])
+    assert [book.selector_stand_in(p) for p in ("quick", "default", "paper")] == \
+        ["synthetic-bbh", "synthetic-mmlu-pro", "synthetic-mmlu-pro"]
+    monkeypatch.setenv("MBUTILS_PROFILE", "quick")
+    assert adaptive_data(None, book_data) == ["gpqa"] and book.selector_stand_in() == "synthetic-bbh"
+
+
 def test_configure_fits_small_bundles_and_says_so(tmp_path, monkeypatch):
     from mbutils.data.bundle import save_bundle
 

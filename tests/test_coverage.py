@@ -72,7 +72,25 @@ def test_held_out_plan_fits_the_pool():
         plan = held_out_plan(n, "paper")
         assert plan.folds * plan.fold_size <= n - 3 and plan.folds >= 1
     assert held_out_plan(4, "default").folds == 1 and held_out_plan(3, "default").folds == 0
-    assert held_out_plan(420, "quick", folds=3, fold_size=7, card_runs=4) == type(HELD_OUT["quick"])(3, 7, 4)
+    assert held_out_plan(420, "quick", folds=3, fold_size=7, card_runs=4) == type(HELD_OUT["quick"])(3, 7, 4, 5)
+    assert held_out_plan(420, "quick", calibration_folds=8).calibration_folds == 8
+
+
+def test_the_quick_preview_cross_fits_over_fewer_folds():
+    assert [held_out_plan(420, p).calibration_folds for p in ("quick", "default", "paper")] == [5, 10, 10]
+
+
+def test_held_out_scores_hand_their_calibration_folds_to_every_build(monkeypatch):
+    import mbutils.results.coverage as coverage
+
+    seen, build = [], coverage.build_micro
+    monkeypatch.setattr(coverage, "build_micro", lambda *a, **kw: seen.append(kw["folds"]) or build(*a, **kw))
+    bench = random_benchmark(n_models=30, seed=2)
+    cells = held_out_scores(bench, ["random", "anchor_points_binary"], [20], folds=2, fold_size=4, runs=1,
+                            calibration_folds=3)
+    assert seen == [3, 3, 3, 3] and len(cells) == 16
+    built = build(bench, "anchor_points_binary", 20, exclude=list(bench.models[:4]), runs=1, folds=3)
+    assert sorted(built.calibration["fold"].unique()) == [0, 1, 2] and len(built.calibration) == 26
 
 
 def test_the_use_figures_draw_what_they_are_given():

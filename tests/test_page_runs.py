@@ -106,7 +106,7 @@ def test_long_pages_start_first_then_the_rest_by_name():
     from mbutils.book.page_runs import LONG_PAGES, start_order
 
     names = ["intro", "chapters/bench_gpqa", "chapters/guidance", "chapters/use_micro", "chapters/adaptive", "chapters/data"]
-    assert start_order(names) == ["chapters/use_micro", "chapters/guidance", "chapters/adaptive",
+    assert start_order(names) == ["chapters/guidance", "chapters/use_micro", "chapters/adaptive",
                                   "chapters/bench_gpqa", "chapters/data", "intro"]
     chapters = {p.stem for p in (Path(__file__).resolve().parents[1] / "chapters").glob("*.md")}
     assert {name.removeprefix("chapters/") for name in LONG_PAGES} <= chapters  # no stale name

@@ -33,6 +33,7 @@ _NAMES = {
     'PROFILE_BLURB': ('mbutils.book.profiles', 'PROFILE_BLURB'),
     'variant_benchmarks': ('mbutils.book.profiles', 'variant_benchmarks'),
     'target_cases': ('mbutils.book.profiles', 'target_cases'),
+    'selector_stand_in': ('mbutils.book.profiles', 'selector_stand_in'),
     'int_list': ('mbutils.book.params', 'int_list'),
     'name_list': ('mbutils.book.params', 'name_list'),
     'parse_cases': ('mbutils.book.params', 'parse_cases'),

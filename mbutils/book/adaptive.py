@@ -27,6 +27,30 @@ MIN_SOURCES = 10
 MIN_SEEN = 20
 
 
+def adaptive_data(value, data, *, profile: str | None = None) -> list[str]:
+    """Bundles of ``data`` on which the chapter runs adaptive tests.
+
+    The parameter when set; else every bundle of ``data``, except under the quick profile, a
+    preview, where the costly tests stay on the bundles the profile runs costly variants on
+    (:func:`~mbutils.book.setting.variant_data`: GPQA among the book's benchmarks), since each
+    test on 3,000-6,000 seen items costs seconds per run.
+    """
+    from mbutils.book.profiles import profile_name
+    from mbutils.book.setting import name_list, variant_data
+
+    explicit = name_list(value, "adaptive_data")
+    if explicit:
+        return explicit
+    profile = profile or profile_name()
+    return variant_data(None, data, profile=profile) if profile == "quick" else (name_list(data, "data") or [])
+
+
+def not_run_reason(chosen) -> str:
+    """Why a bundle left out by :func:`adaptive_data` has no adaptive tests, and how to add it."""
+    return (f"the quick profile, a preview, runs adaptive tests on {', '.join(chosen) or 'no bundle'} only; "
+            "-p adaptive_data or MBUTILS_PROFILE=default runs them here too")
+
+
 def applicability(n_sources: int, n_seen: int, sizes) -> tuple[list[int], str]:
     """Sizes at which adaptive tests make sense here, and why none do (empty when some do).
 

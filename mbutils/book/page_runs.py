@@ -25,10 +25,10 @@ from pathlib import Path
 PAGES_ENV = "MBUTILS_BOOK_PAGES"
 
 #: Pages started before the others, longest first: on two cores a long page started last runs alone
-#: at the end (the quick book from clean caches, one page's seconds: use_micro 62, guidance 59,
-#: adaptive 46, differences 34, synthetic 32, the next 31 or less; measured on 2026-12-03).
-LONG_PAGES = ("chapters/use_micro", "chapters/guidance", "chapters/adaptive", "chapters/differences",
-              "chapters/synthetic")
+#: at the end (the quick book from clean caches, one page's seconds: guidance 59, use_micro 35,
+#: adaptive 24, tables 20, synthetic 20, differences 18, the next 16 or less; measured on 2026-12-04).
+LONG_PAGES = ("chapters/guidance", "chapters/use_micro", "chapters/adaptive", "chapters/tables",
+              "chapters/synthetic", "chapters/differences")
 
 
 def start_order(docnames) -> list[str]:

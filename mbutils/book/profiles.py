@@ -1,7 +1,8 @@
 """How much a build computes: the book's profiles (``MBUTILS_PROFILE``) and their sizes.
 
 ``quick``
-    few runs and sizes up to 250 (minutes for the whole book);
+    few runs and sizes up to 250, the costliest checks on smaller data (a preview: minutes for
+    the whole book);
 ``default``
     the paper's protocol on GPQA (50 runs), fewer runs on the large benchmarks;
 ``paper``
@@ -83,7 +84,7 @@ def default_jobs() -> int:
 
 
 PROFILE_BLURB = {
-    "quick": "few runs, sizes up to 250: a fast preview, noisy estimates",
+    "quick": "few runs, sizes up to 250, the costliest checks on smaller data: a fast preview, noisy estimates",
     "default": "the paper's protocol on GPQA, fewer runs on the large benchmarks",
     "paper": "the paper's settings everywhere",
 }
@@ -92,6 +93,16 @@ PROFILE_BLURB = {
 def variant_benchmarks(profile: str | None = None) -> list[str]:
     """Benchmarks on which selector chapters compare variants (costly ones stay on GPQA when quick)."""
     return {"quick": ["gpqa"], "default": ["gpqa", "mmlu-pro"], "paper": list(BENCHMARKS)}[profile or profile_name()]
+
+
+def selector_stand_in(profile: str | None = None) -> str:
+    """The stand-in (confidences and subtasks) on which the book draws its selector-level figures.
+
+    The MMLU-Pro stand-in (12,032 items); the quick profile, a preview, takes BBH's (5,761
+    items), on which Anchor Points' k-medoids over the seen items' N x N dissimilarities costs
+    about a quarter as much.
+    """
+    return "synthetic-bbh" if (profile or profile_name()) == "quick" else "synthetic-mmlu-pro"
 
 
 def target_cases(profile: str | None = None) -> str:
@@ -113,17 +124,22 @@ class HeldOutPlan:
     folds: int        # disjoint sets of held-out models, one build each
     fold_size: int    # models per set
     card_runs: int    # protocol runs behind each build's reliability card
+    calibration_folds: int = 10  # folds of each build's cross-fitted calibration (build_micro's folds)
 
 
-HELD_OUT = {"quick": HeldOutPlan(2, 10, 3), "default": HeldOutPlan(5, 10, 5), "paper": HeldOutPlan(10, 20, 20)}
+#: The quick profile, a preview, cross-fits the calibration over 5 folds instead of 10: every pool
+#: model is still held out once (as many calibration errors), each fit learns from 80% of the pool
+#: instead of 90%, and an IRT build fits half as many models.
+HELD_OUT = {"quick": HeldOutPlan(2, 10, 3, 5), "default": HeldOutPlan(5, 10, 5), "paper": HeldOutPlan(10, 20, 20)}
 
 
 def held_out_plan(n_models: int, profile: str | None = None, *, folds=None, fold_size=None,
-                  card_runs=None) -> HeldOutPlan:
+                  card_runs=None, calibration_folds=None) -> HeldOutPlan:
     """The profile's plan (or the values given), shrunk to a pool of ``n_models``: the folds
     together leave at least 3 models to learn from; ``folds`` is 0 when the pool is too small."""
     base = HELD_OUT[profile or profile_name()]
     size = int(fold_size or base.fold_size)
     size = max(1, min(size, (n_models - 3) // 2))
     count = max(0, min(int(folds or base.folds), (n_models - 3) // size))
-    return HeldOutPlan(count, size, int(card_runs or base.card_runs))
+    return HeldOutPlan(count, size, int(card_runs or base.card_runs),
+                       int(calibration_folds or base.calibration_folds))

@@ -286,7 +286,7 @@ def pick_data(value, data, *, prefer: Sequence[str] = ("subtasks", "confidence")
     return names[scores.index(max(scores))]
 
 
-def variant_data(value, data) -> list[str]:
+def variant_data(value, data, *, profile: str | None = None) -> list[str]:
     """Bundles on which a selector chapter compares variants: the parameter, else those of
     ``data`` that the profile runs variants on (costly variants stay on GPQA when quick),
     else the first bundle of ``data``."""
@@ -294,7 +294,7 @@ def variant_data(value, data) -> list[str]:
     if explicit:
         return explicit
     names = name_list(data, "data") or []
-    chosen = [n for n in names if benchmark_key(n) in variant_benchmarks()]
+    chosen = [n for n in names if benchmark_key(n) in variant_benchmarks(profile)]
     return chosen or names[:1]
 
 

@@ -43,12 +43,14 @@ def held_out_folds(bench: Benchmark, folds: int, fold_size: int, seed: int = 0) 
 
 def held_out_scores(bench: Benchmark, selectors: Sequence, sizes: Sequence[int], *, folds: int = 5,
                     fold_size: int = 20, level: float = 0.9, runs: int = 10, seed: int = 0,
-                    progress: bool = False) -> pd.DataFrame:
+                    calibration_folds: int = 10, progress: bool = False) -> pd.DataFrame:
     """Every held-out model's score and interval, for each selector and size.
 
     Each fold's models are left out of everything the micro-benchmark learns from (seed of
     the build: ``seed + fold``), the folder is written and read back, and the fold's models are
     scored from a ``responses.csv`` of their answers, as ``python -m mbutils score`` does.
+    ``runs`` and ``calibration_folds`` are each build's :func:`~mbutils.build_micro` ``runs`` and
+    ``folds``.
 
     Returns
     -------
@@ -82,7 +84,7 @@ def held_out_scores(bench: Benchmark, selectors: Sequence, sizes: Sequence[int],
                 pd.DataFrame(bench.correct[held], columns=bench.items.astype(str)) \
                     .assign(model=bench.models[held].astype(str)).to_csv(answers, index=False)
             built = build_micro(bench, selector, k, seed=seed + f, exclude=list(bench.models[held].astype(str)),
-                                runs=runs)
+                                runs=runs, folds=calibration_folds)
             folder = write_micro(built, root / f"micro-{len(parts)}")
             table = score(folder, [answers], level=level)
             truth = 100.0 * bench.accuracy[bench.model_index(table["model"].tolist())]
