@@ -19,7 +19,9 @@ from mbutils.methods.cat import accuracy_interval
 from mbutils.methods.protocol import rng_for
 from mbutils.results import noise
 from mbutils.base.names import label, style
+from mbutils.book.params import name_list
 from mbutils.book.plots.base import plain_text
+from mbutils.book.profiles import profile_name
 
 #: Fewer source models than this: a 10-dimensional IRT fit has too little to go on.
 MIN_SOURCES = 10
@@ -35,8 +37,7 @@ def adaptive_data(value, data, *, profile: str | None = None) -> list[str]:
     (:func:`~mbutils.book.setting.variant_data`: GPQA among the book's benchmarks), since each
     test on 3,000-6,000 seen items costs seconds per run.
     """
-    from mbutils.book.profiles import profile_name
-    from mbutils.book.setting import name_list, variant_data
+    from mbutils.book.setting import variant_data
 
     explicit = name_list(value, "adaptive_data")
     if explicit:
@@ -45,9 +46,13 @@ def adaptive_data(value, data, *, profile: str | None = None) -> list[str]:
     return variant_data(None, data, profile=profile) if profile == "quick" else (name_list(data, "data") or [])
 
 
-def not_run_reason(chosen) -> str:
-    """Why a bundle left out by :func:`adaptive_data` has no adaptive tests, and how to add it."""
-    return (f"the quick profile, a preview, runs adaptive tests on {', '.join(chosen) or 'no bundle'} only; "
+def not_run_reason(chosen, value=None) -> str:
+    """Why a bundle left out by :func:`adaptive_data` has no adaptive tests, and how to add it
+    (``value``: the chapter's ``adaptive_data`` parameter)."""
+    names = ", ".join(chosen) or "no bundle"
+    if name_list(value, "adaptive_data"):
+        return f"adaptive_data names {names} only"
+    return (f"the quick profile, a preview, runs adaptive tests on {names} only; "
             "-p adaptive_data or MBUTILS_PROFILE=default runs them here too")
 
 
