@@ -24,16 +24,32 @@ from pathlib import Path
 
 PAGES_ENV = "MBUTILS_BOOK_PAGES"
 
-#: Pages started before the others, longest first: on two cores a long page started last runs alone
-#: at the end (the quick book from clean caches, one page's seconds: guidance 59, use_micro 35,
-#: adaptive 24, tables 20, synthetic 20, differences 18, the next 16 or less; measured on 2026-12-04).
-LONG_PAGES = ("chapters/guidance", "chapters/use_micro", "chapters/adaptive", "chapters/tables",
-              "chapters/synthetic", "chapters/differences")
+#: Pages started before the others under each profile: on two cores a long page started last runs
+#: alone at the end. One page's seconds from clean caches, measured on 2026-12-04 (a page that waits
+#: for an experiment another page is computing, behind the results cache's lock, counts the wait):
+#: quick: guidance 59, use_micro 35, adaptive 24, tables 20, synthetic 20, differences 18, the next 16
+#: or less; paper, started in the quick order: guidance 987, adaptive 818, bench_mmlu 761,
+#: target_sets 759, sel_anchor 514, differences 361, sel_irt 332, sel_diversity 214, bench_mmlu_pro
+#: 187, use_micro 181, the next 66 or less. The paper order below is longest first (not yet measured
+#: itself), except that guidance, which computes the paper's methods on every benchmark for most
+#: pages, starts beside target_sets, which needs none of them, rather than a page that would wait.
+LONG_PAGES = {
+    "quick": ("chapters/guidance", "chapters/use_micro", "chapters/adaptive", "chapters/tables",
+              "chapters/synthetic", "chapters/differences"),
+    "default": ("chapters/guidance", "chapters/use_micro", "chapters/adaptive", "chapters/tables",
+                "chapters/synthetic", "chapters/differences"),  # not measured apart: the quick order
+    "paper": ("chapters/guidance", "chapters/target_sets", "chapters/adaptive", "chapters/bench_mmlu",
+              "chapters/sel_anchor", "chapters/differences", "chapters/sel_irt", "chapters/sel_diversity",
+              "chapters/bench_mmlu_pro", "chapters/use_micro", "chapters/bench_bbh"),
+}
 
 
-def start_order(docnames) -> list[str]:
-    """The pages in the order they are started: :data:`LONG_PAGES` first, then the rest by name."""
-    rank = {name: i for i, name in enumerate(LONG_PAGES)}
+def start_order(docnames, profile: str | None = None) -> list[str]:
+    """The pages in the order they are started: the profile's :data:`LONG_PAGES` first, then the
+    rest by name (``profile``: the active one, ``$MBUTILS_PROFILE``, when not given)."""
+    from mbutils.book.profiles import profile_name
+
+    rank = {name: i for i, name in enumerate(LONG_PAGES[profile or profile_name()])}
     return sorted(docnames, key=lambda name: (rank.get(name, len(rank)), name))
 
 
