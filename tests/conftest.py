@@ -16,6 +16,10 @@ settings.load_profile("mbutils")
 
 REPO = Path(__file__).resolve().parents[1]
 
+#: The session's quick book: the environment it builds with ("env"), and once started, its build
+#: and output folder ("build": (StrictBuild, folder)).
+_QUICK_BOOK: dict = {}
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
@@ -26,6 +30,7 @@ def _private_cache(tmp_path_factory):
     old = {name: os.environ.get(name) for name in names}
     os.environ["MBUTILS_CACHE"] = str(tmp_path_factory.mktemp("mbutils-cache"))
     os.environ["MPLCONFIGDIR"] = str(tmp_path_factory.mktemp("matplotlib"))
+    _QUICK_BOOK["env"] = dict(os.environ)  # the quick book builds with these, whatever a test changes
     yield
     for name, value in old.items():
         if value is None:
@@ -34,30 +39,61 @@ def _private_cache(tmp_path_factory):
             os.environ[name] = value
 
 
+def _reads_the_quick_book(item) -> bool:
+    return "quick_book" in item.fixturenames
+
+
+def _start_quick_book(tmp_path_factory) -> tuple:
+    """Start the strict build of the quick book (in the background); returns (build, output folder)."""
+    from helpers import StrictBuild
+
+    if "build" not in _QUICK_BOOK:
+        real_bundle("gpqa")
+        out = tmp_path_factory.mktemp("book")
+        env = {**_QUICK_BOOK["env"], "MBUTILS_PROFILE": "quick"}
+        jb = Path(sys.executable).with_name("jupyter-book")
+        _QUICK_BOOK["build"] = (StrictBuild([str(jb), "build", str(REPO), "--path-output", str(out), "-W", "-n",
+                                             "--keep-going"], env, "the quick book"), out)
+    return _QUICK_BOOK["build"]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_setup(item):
+    """Once the first test's fixtures are set up (the private caches among them), start the quick
+    book's build if a selected test reads it: the build keeps one or two cores busy for minutes,
+    while most tests need one core for a second."""
+    if "checked" in _QUICK_BOOK:
+        return
+    _QUICK_BOOK["checked"] = ()
+    if not os.environ.get("MBUTILS_BOOK_HTML") and any(map(_reads_the_quick_book, item.session.items)):
+        _start_quick_book(item.config._tmp_path_factory)
+
+
+def pytest_sessionfinish(session):
+    """A session cut short does not leave the build running."""
+    if "build" in _QUICK_BOOK:
+        _QUICK_BOOK["build"][0].stop()
+
+
 @pytest.fixture(scope="session")
 def quick_book(tmp_path_factory) -> Path:
     """The book built strictly with the quick profile, once per session: its ``_build`` folder
     (``html/``, and the execution cache ``.jupyter_cache*`` that holds every executed page). The
     browser tests read its pages; test_chapters reads its executed chapters as their run on the real
-    data. ``MBUTILS_BOOK_HTML`` may name the ``html`` folder of an existing build to check instead."""
-    from helpers import strict_build
-
+    data. The build starts with the session's first test. ``MBUTILS_BOOK_HTML`` may name the
+    ``html`` folder of an existing build to check instead."""
     given = os.environ.get("MBUTILS_BOOK_HTML")
     if given:
         path = Path(given)
         assert (path / "index.html").exists(), f"MBUTILS_BOOK_HTML={given} holds no built book"
         return path.parent
-    real_bundle("gpqa")
-    out = tmp_path_factory.mktemp("book")
-    env = {**os.environ, "MBUTILS_PROFILE": "quick"}
-    jb = Path(sys.executable).with_name("jupyter-book")
-    log, minutes = strict_build([str(jb), "build", str(REPO), "--path-output", str(out), "-W", "-n", "--keep-going"],
-                                env, "the quick book")
+    build, out = _start_quick_book(tmp_path_factory)
+    log, minutes = build.result()
     # every page was executed ahead, two at a time (mbutils.book.page_runs), and read from the cache
     serial = [line for line in log.splitlines() if "Executing notebook" in line]
     assert not serial, f"myst-nb executed pages one by one, after mbutils.book.page_runs: {serial[:3]}"
     assert "[mbutils] executing" in log
-    print(f"quick book built in {minutes:.1f} min")
+    print(f"quick book built in {minutes:.1f} min (started with the session's first test)")
     return out / "_build"
 
 
@@ -92,9 +128,9 @@ def real_table(name: str, file: str = "responses.csv") -> Path:
 #: Whole modules -> markers.
 LANE_MODULES: dict[str, set[str]] = {
     # The session fixture `quick_book` (above) builds the whole book with jupyter-book (strict,
-    # every chapter executed; 208 s alone on 2026-12-03), then the module builds the students' and
-    # instructors' copies with `mbutils book --copy` (56 s); some of its tests then open every page
-    # in Chromium (see LANE_TESTS).
+    # every chapter executed; 208 s alone on 2026-12-03; started with the session's first test),
+    # then the module builds the students' and instructors' copies with `mbutils book --copy`, side
+    # by side (14-18 s); some of its tests then open every page in Chromium (see LANE_TESTS).
     "test_book_browser.py": {"book"},
     # Runs bench_gpqa through run_chapter twice, before and after editing a knob (41 s).
     "test_knobs.py": {"book"},
@@ -190,6 +226,15 @@ def lane_marks(module: str, name: str) -> set[str]:
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects anything
 def pytest_collection_modifyitems(config, items):
+    """The lane table's markers; and an order that keeps both cores busy: the quick book builds in
+    the background from the first test on (``pytest_runtest_setup`` above) while the one-core tests
+    run, then come the modules whose session fixture runs chapters two at a time (the shape runs),
+    then those that read the quick book. Each module's tests stay together and in order."""
+    rank = {}
+    for item in items:
+        here = 2 if _reads_the_quick_book(item) else 1 if "shape_runs" in item.fixturenames else 0
+        rank[item.path] = max(rank.get(item.path, 0), here)
+    items.sort(key=lambda item: rank[item.path])  # a stable sort: the order is kept otherwise
     for item in items:
         name = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else ""
         for mark in sorted(lane_marks(item.path.name, name)):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import tempfile
 import time
 
 import numpy as np
@@ -71,14 +74,38 @@ def run_cli(*args) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def strict_build(command: list[str], env: dict, what: str) -> tuple[str, float]:
-    """Run a strict book build; fail with its warnings unless it exits 0 with none. Returns (log, minutes)."""
-    start = time.perf_counter()
-    proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600)
-    minutes = (time.perf_counter() - start) / 60
-    log = proc.stdout + proc.stderr
-    warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
-    assert proc.returncode == 0 and not warnings, (
-        f"strict build of {what} failed (exit {proc.returncode}) after {minutes:.1f} min:\n"
-        + "\n".join(warnings[:30]) + "\n" + log[-3000:])
-    return log, minutes
+class StrictBuild:
+    """A strict book build started now, in the background; :meth:`result` waits for it and checks it.
+
+    Builds are started ahead of the tests that read them (``quick_book``) or beside each other (the
+    two copies): a build is mostly one or two busy cores, and the tests meanwhile use the rest.
+    """
+
+    def __init__(self, command: list[str], env: dict, what: str):
+        self.what = what
+        self._start = time.perf_counter()
+        self._log = tempfile.TemporaryFile(mode="w+")
+        self._proc = subprocess.Popen(command, env=env, stdout=self._log, stderr=subprocess.STDOUT, text=True,
+                                      start_new_session=True)  # its own process group: stop() ends its kernels too
+
+    def result(self, timeout: float = 3600) -> tuple[str, float]:
+        """(log, minutes) once the build has exited 0 with no warning; fails with its warnings otherwise."""
+        try:
+            self._proc.wait(max(timeout - (time.perf_counter() - self._start), 1))
+        except subprocess.TimeoutExpired:
+            self.stop()
+        minutes = (time.perf_counter() - self._start) / 60
+        self._log.seek(0)
+        log = self._log.read()
+        warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
+        assert self._proc.returncode == 0 and not warnings, (
+            f"strict build of {self.what} failed (exit {self._proc.returncode}) after {minutes:.1f} min:\n"
+            + "\n".join(warnings[:30]) + "\n" + log[-3000:])
+        return log, minutes
+
+    def stop(self) -> None:
+        """End the build if it still runs (a session cut short)."""
+        if self._proc.poll() is None:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+            self._proc.wait()
+

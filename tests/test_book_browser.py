@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from helpers import strict_build
+from helpers import StrictBuild
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # Every request that leaves the built folder is aborted (and reported): the book, MathJax
@@ -249,14 +249,21 @@ def copies(book_html, tmp_path_factory) -> dict[str, Path]:
     the execution cache of the browser test's build (``book_html``'s ``_build``)."""
     out = tmp_path_factory.mktemp("copies")
     env = {**os.environ, "MBUTILS_PROFILE": os.environ.get("MBUTILS_PROFILE", "quick")}
+    commands = {copy: [sys.executable, "-m", "mbutils", "book", "--copy", copy, "--out", str(out / copy),
+                       "--execution-cache", str(book_html.parent)] for copy in ("students", "instructors")}
     built = {}
-    for copy in ("students", "instructors"):
-        log, minutes = strict_build([sys.executable, "-m", "mbutils", "book", "--copy", copy, "--out", str(out / copy),
-                                      "--execution-cache", str(book_html.parent)], env, f"the {copy} copy")
-        executed = [line for line in log.splitlines() if "Executing notebook" in line]
-        assert not executed, f"the {copy}' copy executed notebooks again: {executed[:3]}"
-        print(f"{copy}' copy built from the execution cache in {minutes:.1f} min")
-        built[copy] = out / copy / "_build" / "html"
+    # Rendering is one process per copy and one core each: the two copies build side by side.
+    builds = {copy: StrictBuild(command, env, f"the {copy} copy") for copy, command in commands.items()}
+    try:
+        for copy, build in builds.items():
+            log, minutes = build.result()
+            executed = [line for line in log.splitlines() if "Executing notebook" in line]
+            assert not executed, f"the {copy}' copy executed notebooks again: {executed[:3]}"
+            print(f"{copy}' copy built from the execution cache in {minutes:.1f} min")
+            built[copy] = out / copy / "_build" / "html"
+    finally:  # one copy failing does not leave the other one building
+        for build in builds.values():
+            build.stop()
     return built
 
 
