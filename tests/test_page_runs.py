@@ -110,8 +110,7 @@ def test_long_pages_start_first_then_the_rest_by_name():
              "chapters/data", "chapters/bench_mmlu"]
     assert start_order(names, "quick") == ["chapters/guidance", "chapters/use_micro", "chapters/adaptive",
                                            "chapters/bench_gpqa", "chapters/bench_mmlu", "chapters/data", "intro"]
-    assert start_order(names, "paper") == ["chapters/guidance", "chapters/adaptive", "chapters/bench_mmlu",
-                                           "chapters/use_micro", "chapters/bench_gpqa", "chapters/data", "intro"]
+    assert start_order(names, "paper") == start_order(names, "quick")  # the order the paper book was timed with
     assert set(LONG_PAGES) == set(PROFILES)
     chapters = {p.stem for p in (Path(__file__).resolve().parents[1] / "chapters").glob("*.md")}
     for order in LONG_PAGES.values():
@@ -120,8 +119,10 @@ def test_long_pages_start_first_then_the_rest_by_name():
 
 
 def test_the_start_order_follows_the_active_profile(monkeypatch):
+    from mbutils.book import page_runs
     from mbutils.book.page_runs import start_order
 
+    monkeypatch.setitem(page_runs.LONG_PAGES, "paper", ("chapters/bench_mmlu",))
     names = ["chapters/use_micro", "chapters/bench_mmlu"]
     monkeypatch.setenv("MBUTILS_PROFILE", "paper")
     assert start_order(names) == ["chapters/bench_mmlu", "chapters/use_micro"]
