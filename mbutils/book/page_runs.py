@@ -30,10 +30,11 @@ PAGES_ENV = "MBUTILS_BOOK_PAGES"
 #: quick: guidance 59, use_micro 35, adaptive 24, tables 20, synthetic 20, differences 18, the next 16
 #: or less; paper, in the order below: guidance 987, adaptive 818, bench_mmlu 761, target_sets 759,
 #: sel_anchor 514, differences 361, sel_irt 332, sel_diversity 214, bench_mmlu_pro 187, use_micro
-#: 181, the next 66 or less (48.4 minutes in all). A longest-first paper order, target_sets started
-#: beside guidance, was slower: target_sets took 1,613 s there (guidance 1,306 s, the machine about a
-#: quarter slower that afternoon), since it waits for experiments guidance computes; so the paper
-#: profile keeps the order it was measured with.
+#: 181, the next 66 or less (48.4 minutes in all). These are not lengths a longest-first order could
+#: use: a page's experiments use every core, so its seconds depend on what runs beside it. Started
+#: beside guidance instead of last (when it ran mostly alone), target_sets took 1,613 s, and guidance
+#: 1,306 s (on a machine about a quarter slower that afternoon); so the paper profile keeps the order
+#: it was measured with.
 _QUICK_ORDER = ("chapters/guidance", "chapters/use_micro", "chapters/adaptive", "chapters/tables",
                 "chapters/synthetic", "chapters/differences")
 LONG_PAGES = {
