@@ -90,16 +90,18 @@ class StrictBuild:
 
     def result(self, timeout: float = 3600) -> tuple[str, float]:
         """(log, minutes) once the build has exited 0 with no warning; fails with its warnings otherwise."""
+        late = ""
         try:
             self._proc.wait(max(timeout - (time.perf_counter() - self._start), 1))
         except subprocess.TimeoutExpired:
             self.stop()
+            late = f"timed out after {timeout:.0f} s, "
         minutes = (time.perf_counter() - self._start) / 60
         self._log.seek(0)
         log = self._log.read()
         warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
         assert self._proc.returncode == 0 and not warnings, (
-            f"strict build of {self.what} failed (exit {self._proc.returncode}) after {minutes:.1f} min:\n"
+            f"strict build of {self.what} failed ({late}exit {self._proc.returncode}) after {minutes:.1f} min:\n"
             + "\n".join(warnings[:30]) + "\n" + log[-3000:])
         return log, minutes
 

@@ -104,27 +104,10 @@ def test_one_page_at_a_time_leaves_execution_to_myst_nb(tmp_path):
 
 def test_long_pages_start_first_then_the_rest_by_name():
     from mbutils.book.page_runs import LONG_PAGES, start_order
-    from mbutils.book.profiles import PROFILES
 
-    names = ["intro", "chapters/bench_gpqa", "chapters/guidance", "chapters/use_micro", "chapters/adaptive",
-             "chapters/data", "chapters/bench_mmlu"]
-    assert start_order(names, "quick") == ["chapters/guidance", "chapters/use_micro", "chapters/adaptive",
-                                           "chapters/bench_gpqa", "chapters/bench_mmlu", "chapters/data", "intro"]
-    assert start_order(names, "paper") == start_order(names, "quick")  # the order the paper book was timed with
-    assert set(LONG_PAGES) == set(PROFILES)
+    names = ["intro", "chapters/bench_gpqa", "chapters/guidance", "chapters/use_micro", "chapters/adaptive", "chapters/data"]
+    assert start_order(names) == ["chapters/guidance", "chapters/use_micro", "chapters/adaptive",
+                                  "chapters/bench_gpqa", "chapters/data", "intro"]
+    assert len(set(LONG_PAGES)) == len(LONG_PAGES)
     chapters = {p.stem for p in (Path(__file__).resolve().parents[1] / "chapters").glob("*.md")}
-    for order in LONG_PAGES.values():
-        assert len(set(order)) == len(order)
-        assert {name.removeprefix("chapters/") for name in order} <= chapters  # no stale name
-
-
-def test_the_start_order_follows_the_active_profile(monkeypatch):
-    from mbutils.book import page_runs
-    from mbutils.book.page_runs import start_order
-
-    monkeypatch.setitem(page_runs.LONG_PAGES, "paper", ("chapters/bench_mmlu",))
-    names = ["chapters/use_micro", "chapters/bench_mmlu"]
-    monkeypatch.setenv("MBUTILS_PROFILE", "paper")
-    assert start_order(names) == ["chapters/bench_mmlu", "chapters/use_micro"]
-    monkeypatch.setenv("MBUTILS_PROFILE", "quick")
-    assert start_order(names) == ["chapters/use_micro", "chapters/bench_mmlu"]
+    assert {name.removeprefix("chapters/") for name in LONG_PAGES} <= chapters  # no stale name

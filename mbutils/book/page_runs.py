@@ -24,32 +24,23 @@ from pathlib import Path
 
 PAGES_ENV = "MBUTILS_BOOK_PAGES"
 
-#: Pages started before the others under each profile: on two cores a long page started last runs
+#: Pages started before the others, in every profile: on two cores a long page started last runs
 #: alone at the end. One page's seconds from clean caches, measured on 2026-12-04 (a page that waits
 #: for an experiment another page is computing, behind the results cache's lock, counts the wait):
 #: quick: guidance 59, use_micro 35, adaptive 24, tables 20, synthetic 20, differences 18, the next 16
-#: or less; paper, in the order below: guidance 987, adaptive 818, bench_mmlu 761, target_sets 759,
+#: or less; paper, in this order: guidance 987, adaptive 818, bench_mmlu 761, target_sets 759,
 #: sel_anchor 514, differences 361, sel_irt 332, sel_diversity 214, bench_mmlu_pro 187, use_micro
-#: 181, the next 66 or less (48.4 minutes in all). These are not lengths a longest-first order could
-#: use: a page's experiments use every core, so its seconds depend on what runs beside it. Started
-#: beside guidance instead of last (when it ran mostly alone), target_sets took 1,613 s, and guidance
-#: 1,306 s (on a machine about a quarter slower that afternoon); so the paper profile keeps the order
-#: it was measured with.
-_QUICK_ORDER = ("chapters/guidance", "chapters/use_micro", "chapters/adaptive", "chapters/tables",
-                "chapters/synthetic", "chapters/differences")
-LONG_PAGES = {
-    "quick": _QUICK_ORDER,
-    "default": _QUICK_ORDER,  # its pages were not timed one by one
-    "paper": _QUICK_ORDER,
-}
+#: 181, the next 66 or less (48.4 minutes in all). The paper times are no lengths for a longest-first
+#: order of its own: a page's experiments use every core, so its seconds depend on what runs beside
+#: it. Started beside guidance instead of last (when it ran mostly alone), target_sets took 1,613 s,
+#: and guidance 1,306 s (on a machine about a quarter slower that afternoon).
+LONG_PAGES = ("chapters/guidance", "chapters/use_micro", "chapters/adaptive", "chapters/tables",
+              "chapters/synthetic", "chapters/differences")
 
 
-def start_order(docnames, profile: str | None = None) -> list[str]:
-    """The pages in the order they are started: the profile's :data:`LONG_PAGES` first, then the
-    rest by name (``profile``: the active one, ``$MBUTILS_PROFILE``, when not given)."""
-    from mbutils.book.profiles import profile_name
-
-    rank = {name: i for i, name in enumerate(LONG_PAGES[profile or profile_name()])}
+def start_order(docnames) -> list[str]:
+    """The pages in the order they are started: :data:`LONG_PAGES` first, then the rest by name."""
+    rank = {name: i for i, name in enumerate(LONG_PAGES)}
     return sorted(docnames, key=lambda name: (rank.get(name, len(rank)), name))
 
 
