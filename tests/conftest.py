@@ -16,9 +16,24 @@ settings.load_profile("mbutils")
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: The session's quick book: the environment it builds with ("env"), and once started, its build
-#: and output folder ("build": (StrictBuild, folder)).
+#: The session's quick book once started: its build and output folder ("build": (StrictBuild, folder)).
 _QUICK_BOOK: dict = {}
+#: The environment once the session's private caches are set: what work started in the background
+#: runs with (a snapshot, so that no test's monkeypatching reaches it).
+_SESSION_ENV: dict = {}
+#: Work started in the background (anything with a ``stop()``), ended with the session.
+_BACKGROUND: list = []
+
+
+def session_env(**changes) -> dict:
+    """A copy of the session's environment (private caches set), with ``changes``."""
+    return {**_SESSION_ENV, **changes}
+
+
+def stopped_with_the_session(work):
+    """``work`` (started in the background, with a ``stop()``), ended if the session is cut short."""
+    _BACKGROUND.append(work)
+    return work
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -30,7 +45,7 @@ def _private_cache(tmp_path_factory):
     old = {name: os.environ.get(name) for name in names}
     os.environ["MBUTILS_CACHE"] = str(tmp_path_factory.mktemp("mbutils-cache"))
     os.environ["MPLCONFIGDIR"] = str(tmp_path_factory.mktemp("matplotlib"))
-    _QUICK_BOOK["env"] = dict(os.environ)  # the quick book builds with these, whatever a test changes
+    _SESSION_ENV.update(os.environ)  # background work runs with these, whatever a test changes
     yield
     for name, value in old.items():
         if value is None:
@@ -50,7 +65,7 @@ def _start_quick_book(tmp_path_factory) -> tuple:
     if "build" not in _QUICK_BOOK:
         real_bundle("gpqa")
         out = tmp_path_factory.mktemp("book")
-        env = {**_QUICK_BOOK["env"], "MBUTILS_PROFILE": "quick"}
+        env = session_env(MBUTILS_PROFILE="quick")
         jb = Path(sys.executable).with_name("jupyter-book")
         _QUICK_BOOK["build"] = (StrictBuild([str(jb), "build", str(REPO), "--path-output", str(out), "-W", "-n",
                                              "--keep-going"], env, "the quick book"), out)
@@ -59,20 +74,28 @@ def _start_quick_book(tmp_path_factory) -> tuple:
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_setup(item):
-    """Once the first test's fixtures are set up (the private caches among them), start the quick
-    book's build if a selected test reads it: the build keeps one or two cores busy for minutes,
-    while most tests need one core for a second."""
+    """Once the first test's fixtures are set up (the private caches among them), start what the
+    selected tests will read and can be computed ahead: the quick book's build, and the batches of
+    chapter runs of the modules that define ``start_in_background(tmp_path_factory, items)``. The
+    build keeps one or two cores busy for minutes and the batches are niced, while most tests need
+    one core for a second."""
     if "checked" in _QUICK_BOOK:
         return
     _QUICK_BOOK["checked"] = ()
-    if not os.environ.get("MBUTILS_BOOK_HTML") and any(map(_reads_the_quick_book, item.session.items)):
-        _start_quick_book(item.config._tmp_path_factory)
+    items, factory = item.session.items, item.config._tmp_path_factory
+    if not os.environ.get("MBUTILS_BOOK_HTML") and any(map(_reads_the_quick_book, items)):
+        _start_quick_book(factory)
+    for module in dict.fromkeys(i.module for i in items if hasattr(i, "module")):
+        if hasattr(module, "start_in_background"):
+            module.start_in_background(factory, items)
 
 
 def pytest_sessionfinish(session):
-    """A session cut short does not leave the build running."""
+    """A session cut short does not leave the build or a batch running."""
     if "build" in _QUICK_BOOK:
         _QUICK_BOOK["build"][0].stop()
+    for work in _BACKGROUND:
+        work.stop()
 
 
 @pytest.fixture(scope="session")

@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import nbformat
 import numpy as np
 import pandas as pd
 import pytest
 
+from chapter_batch import ChapterBatch
+from conftest import session_env, stopped_with_the_session
 from helpers import random_benchmark
 from mbutils.data.bundle import load_bundle, save_bundle
-from mbutils.book.chapters import chapter_names, chapter_parameters, run_chapter
+from mbutils.book.chapters import chapter_names, chapter_parameters
 
 TINY_RUN = {"runs": 1, "sizes": "5,10", "seed": 0}
 
@@ -89,40 +91,39 @@ CASES = [(c, s) for c in SHAPE_CHAPTERS for s in SHAPES]
 LEFT = "left in the temporary folder"
 
 
+_STARTED: dict = {}
+
+
+def start_in_background(tmp_path_factory, items) -> dict:
+    """Start the shape runs of the chapters this session selected (``-k bench_gpqa`` runs five, not
+    all), niced, in a background process; conftest calls this with the session's first test.
+    Returns {"batch": ChapterBatch, "scratch": the kernels' temporary folder} (empty when no selected
+    test reads the runs)."""
+    if not _STARTED and any("shape_runs" in item.fixturenames for item in items):
+        selected = {item.callspec.params.get("chapter") for item in items if hasattr(item, "callspec")}
+        cases = [c for c in CASES if c[0] in selected]
+        root = tmp_path_factory.mktemp("shapes")
+        folders = {s: save_bundle(make(), root / "bundles" / s) for s, make in SHAPES.items()}
+        folders = {s: str(_blank_cells(f) if s == HOLES else f) for s, f in folders.items()}
+        # the kernels' temporary folder is one of this session's own, so that what they leave is theirs
+        scratch = root / "tmp"
+        scratch.mkdir()
+        env = session_env(MBUTILS_JOBS="1", MBUTILS_PROFILE="quick", TMPDIR=str(scratch))
+        runs = [(case, case[0], shape_params(*case, folders[case[1]]), root / case[1], False) for case in cases]
+        batch = ChapterBatch(runs, env, root / "batch", timeout=600)
+        _STARTED.update(batch=stopped_with_the_session(batch), scratch=scratch)
+    return _STARTED
+
+
 @pytest.fixture(scope="session")
 def shape_runs(tmp_path_factory, request):
-    """(chapter, shape) -> executed notebook, or the exception; two chapters at a time.
-
-    Only the cases this session selected run (``-k bench_gpqa`` runs five, not all)."""
-    selected = {item.callspec.params.get("chapter") for item in request.session.items if hasattr(item, "callspec")}
-    cases = [c for c in CASES if c[0] in selected]
-    root = tmp_path_factory.mktemp("shapes")
-    folders = {s: save_bundle(make(), root / "bundles" / s) for s, make in SHAPES.items()}
-    folders = {s: str(_blank_cells(f) if s == HOLES else f) for s, f in folders.items()}
-    os.environ.update({"MBUTILS_JOBS": "1", "MBUTILS_PROFILE": "quick"})
-
-    def run(case):
-        chapter, shape = case
-        try:
-            notebook = run_chapter(chapter, shape_params(chapter, shape, folders[shape]), root / shape, timeout=600,
-                                   html=False)
-            return nbformat.read(notebook, as_version=4)
-        except Exception as err:  # reported by the test of this case
-            return err
-
-    # the kernels' temporary folder is one of this session's own, so that what they leave is theirs
-    scratch, old_tmp = root / "tmp", os.environ.get("TMPDIR")
-    scratch.mkdir()
-    os.environ["TMPDIR"] = str(scratch)
-    try:
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            results = dict(zip(cases, pool.map(run, cases)))
-    finally:
-        if old_tmp is None:
-            del os.environ["TMPDIR"]
-        else:
-            os.environ["TMPDIR"] = old_tmp
-    return {**results, LEFT: sorted(scratch.glob("mbutils-*"))}
+    """(chapter, shape) -> executed notebook, or the exception; two chapters at a time, in the
+    background from the session's first test on (:func:`start_in_background`)."""
+    started = start_in_background(tmp_path_factory, request.session.items)
+    os.environ.update({"MBUTILS_JOBS": "1", "MBUTILS_PROFILE": "quick"})  # as the runs had it, for the tests
+    results = {case: nbformat.read(path, as_version=4) if isinstance(path, Path) else path
+               for case, path in started["batch"].results().items()}
+    return {**results, LEFT: sorted(started["scratch"].glob("mbutils-*"))}
 
 
 def test_every_chapter_takes_a_data_parameter():

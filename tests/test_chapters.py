@@ -3,7 +3,8 @@
 executed it (the session fixture ``quick_book``, which the browser tests read too); plus the book
 helpers' logic.
 
-The synthetic executions run two at a time (the machine's two cores) in one session fixture;
+The synthetic executions run two at a time in a niced background process started with the
+session's first test (:mod:`chapter_batch`);
 each test then inspects one executed notebook: no error, no stderr (the strict book build would
 warn), an image in every cell tagged ``figure``, an HTML page, and the glue keys the front
 page reads.
@@ -14,7 +15,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import REPO, real_bundle
+from chapter_batch import ChapterBatch
+from conftest import REPO, real_bundle, session_env, stopped_with_the_session
 from helpers import random_benchmark
 from mbutils import book
 from mbutils.book.numbering import chapter_number
@@ -81,23 +82,30 @@ def _from_book(build: Path, chapter: str):
     return html, cache.get_cache_bundle(pk).nb
 
 
+_STARTED: dict = {}
+
+
+def start_in_background(tmp_path_factory, items) -> ChapterBatch:
+    """Start the synthetic runs of every chapter, two at a time, niced, in a background process;
+    conftest calls this with the session's first test (nothing when no selected test reads them)."""
+    if not _STARTED and any("executed" in item.fixturenames for item in items):
+        out = tmp_path_factory.mktemp("chapters") / "synthetic"
+        runs = [(chapter, chapter, params_for(chapter), out, True) for chapter in chapter_names()]
+        batch = ChapterBatch(runs, session_env(MBUTILS_JOBS="1", MBUTILS_PROFILE="quick"), out.parent / "batch")
+        _STARTED["batch"] = stopped_with_the_session(batch)
+    return _STARTED.get("batch")
+
+
 @pytest.fixture(scope="session")
-def executed(tmp_path_factory, quick_book):
+def executed(tmp_path_factory, quick_book, request):
     """(chapter, variant) -> (html path, executed notebook) or the exception raised: "synthetic" run
-    here with small parameters, "real" as the quick book build executed it on the shipped data."""
-    out = tmp_path_factory.mktemp("chapters")
-    os.environ.update({"MBUTILS_JOBS": "1", "MBUTILS_PROFILE": "quick"})
-
-    def run(chapter):
-        try:
-            html = run_chapter(chapter, params_for(chapter), out / "synthetic", timeout=900)
-            return html, nbformat.read(html.with_suffix(".ipynb"), as_version=4)
-        except Exception as err:  # reported by the test of this case
-            return err
-
+    with small parameters (in the background from the session's first test on), "real" as the quick
+    book build executed it on the shipped data."""
+    batch = start_in_background(tmp_path_factory, request.session.items)
+    os.environ.update({"MBUTILS_JOBS": "1", "MBUTILS_PROFILE": "quick"})  # as the runs had it, for the tests
+    done = {(chapter, "synthetic"): (html, nbformat.read(html.with_suffix(".ipynb"), as_version=4))
+            if isinstance(html, Path) else html for chapter, html in batch.results().items()}
     chapters = chapter_names()
-    with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
-        done = {(c, "synthetic"): result for c, result in zip(chapters, pool.map(run, chapters))}
     return {**done, **{(c, "real"): _from_book(quick_book, c) for c in chapters}}
 
 

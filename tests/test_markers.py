@@ -8,7 +8,8 @@ conftest.py, autouse ones included) or a helper, class or constant of its module
 use, refers to
 
 * ``run_chapter`` (:func:`mbutils.book.chapters.run_chapter`, the one way the package runs a
-  chapter through papermill) or papermill's ``execute_notebook``;
+  chapter through papermill), papermill's ``execute_notebook`` or the tests' ``ChapterBatch`` (which
+  runs ``run_chapter`` in a background process);
 * the commands ``run-chapter`` or ``mbutils book`` (the command-line doors to the same), as a
   string that starts a command list or call (``run("run-chapter", ...)``, ``["run-chapter", ...]``)
   or follows ``"mbutils"`` in one;
@@ -45,7 +46,8 @@ REFERS_BUT_DOES_NOT_RUN: dict[tuple[str, str], str] = {
         "it is refused before any kernel starts",
 }
 
-BOOK_NAMES = {"run_chapter", "execute_notebook"}
+#: ``ChapterBatch`` (tests/chapter_batch.py) runs ``run_chapter`` in a background process.
+BOOK_NAMES = {"run_chapter", "execute_notebook", "ChapterBatch"}
 BROWSER_NAMES = {"sync_playwright", "async_playwright", "chromium"}
 BOOK_COMMANDS = {"run-chapter", "book"}
 BROWSER_COMMANDS = {"book-pdf"}

@@ -1,0 +1,106 @@
+"""Chapters run by ``run_chapter`` in a background process at low priority, for session fixtures.
+
+The suite's largest fixtures execute every chapter several times (the shape runs, the synthetic
+runs of test_chapters). Started with the session's first test, such a batch soaks up the core the
+one-core tests leave idle; its process is niced, so the tests and the quick book's build keep
+priority, and it has its own environment (a snapshot), so it neither sees nor changes what a
+running test sets in ``os.environ``.
+
+    python tests/chapter_batch.py SPEC.json
+
+SPEC lists the runs (``key``, ``chapter``, ``params``, ``out``, ``html``, ``timeout``) and the
+number of ``workers`` (chapters run at a time); the result of each run is written to
+``<spec folder>/done/<index>.json`` as soon as it ends: ``{"path": ...}`` (the HTML page with
+``html``, else the executed notebook) or ``{"error": ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+#: How much lower the batch's priority is than the tests' (``nice``: 19 is the lowest).
+NICENESS = 10
+
+
+class ChapterRunFailed(RuntimeError):
+    """A run of the batch raised; the message is the exception's, with its type."""
+
+
+class ChapterBatch:
+    """``run_chapter`` over ``runs`` in a niced background process, started now.
+
+    ``runs``: (key, chapter, params, out folder, html) tuples; ``env``: the process's whole
+    environment. :meth:`results` waits and returns ``{key: path or ChapterRunFailed}``.
+    """
+
+    def __init__(self, runs: list[tuple], env: dict, folder: Path, *, workers: int = 2, timeout: int = 900):
+        self._keys = [run[0] for run in runs]
+        self._folder = Path(folder)
+        (self._folder / "done").mkdir(parents=True, exist_ok=True)
+        spec = {"workers": workers, "runs": [
+            {"chapter": chapter, "params": params, "out": str(out), "html": html, "timeout": timeout}
+            for _, chapter, params, out, html in runs]}
+        (self._folder / "spec.json").write_text(json.dumps(spec, default=str), encoding="utf-8")
+        self._log = tempfile.TemporaryFile(mode="w+")
+        self._start = time.perf_counter()
+        self._proc = subprocess.Popen([sys.executable, __file__, str(self._folder / "spec.json")], env=env,
+                                      stdout=self._log, stderr=subprocess.STDOUT, text=True,
+                                      start_new_session=True)  # its own group: stop() ends its kernels too
+
+    def results(self, timeout: float = 3600) -> dict:
+        """Every run's path or error, once the process has ended (a crash of the batch itself fails)."""
+        try:
+            self._proc.wait(max(timeout - (time.perf_counter() - self._start), 1))
+        except subprocess.TimeoutExpired:
+            self.stop()
+        self._log.seek(0)
+        log = self._log.read()
+        out = {}
+        for index, key in enumerate(self._keys):
+            done = self._folder / "done" / f"{index}.json"
+            if not done.is_file():
+                out[key] = ChapterRunFailed(f"the batch ended (exit {self._proc.returncode}) before this run "
+                                            f"finished:\n{log[-3000:]}")
+                continue
+            result = json.loads(done.read_text(encoding="utf-8"))
+            out[key] = Path(result["path"]) if "path" in result else ChapterRunFailed(result["error"])
+        return out
+
+    def stop(self) -> None:
+        """End the batch and its kernels if it still runs (a session cut short)."""
+        if self._proc.poll() is None:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+            self._proc.wait()
+
+
+def _run(index: int, run: dict, done: Path) -> None:
+    from mbutils.book.chapters import run_chapter
+
+    try:
+        path = run_chapter(run["chapter"], run["params"], run["out"], timeout=run["timeout"], html=run["html"])
+        result = {"path": str(path)}
+    except Exception as err:  # reported by the test of this run
+        result = {"error": f"{type(err).__name__}: {err}"}
+    partial = done / f".{index}.json"
+    partial.write_text(json.dumps(result), encoding="utf-8")
+    partial.replace(done / f"{index}.json")  # whole or absent
+
+
+def main(spec_path: str) -> None:
+    os.nice(NICENESS)  # inherited by every kernel and worker the runs start
+    spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+    done = Path(spec_path).parent / "done"
+    with ThreadPoolExecutor(max_workers=spec["workers"]) as pool:
+        list(pool.map(_run, range(len(spec["runs"])), spec["runs"], [done] * len(spec["runs"])))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
