@@ -249,13 +249,16 @@ def lane_marks(module: str, name: str) -> set[str]:
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects anything
 def pytest_collection_modifyitems(config, items):
-    """The lane table's markers; and an order that keeps both cores busy: the quick book builds in
-    the background from the first test on (``pytest_runtest_setup`` above) while the one-core tests
-    run, then come the modules whose session fixture runs chapters two at a time (the shape runs),
-    then those that read the quick book. Each module's tests stay together and in order."""
+    """The lane table's markers; and an order that keeps both cores busy to the end. The quick
+    book builds, and the niced batches of chapter runs work, in the background from the first test
+    on (``pytest_runtest_setup`` above), so the one-core tests come first, then those that read the
+    quick book (Chromium and the PDF are mostly one core, and the batches take the other), and last
+    the modules that read a batch (``start_in_background``), whose two workers then have both cores.
+    Each module's tests stay together and in order."""
     rank = {}
     for item in items:
-        here = 2 if _reads_the_quick_book(item) else 1 if "shape_runs" in item.fixturenames else 0
+        module = getattr(item, "module", None)
+        here = 2 if hasattr(module, "start_in_background") else 1 if _reads_the_quick_book(item) else 0
         rank[item.path] = max(rank.get(item.path, 0), here)
     items.sort(key=lambda item: rank[item.path])  # a stable sort: the order is kept otherwise
     for item in items:
