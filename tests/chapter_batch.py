@@ -8,10 +8,11 @@ running test sets in ``os.environ``.
 
     python tests/chapter_batch.py SPEC.json
 
-SPEC lists the runs (``key``, ``chapter``, ``params``, ``out``, ``html``, ``timeout``) and the
-number of ``workers`` (chapters run at a time); the result of each run is written to
-``<spec folder>/done/<index>.json`` as soon as it ends: ``{"path": ...}`` (the HTML page with
-``html``, else the executed notebook) or ``{"error": ...}``.
+SPEC lists the runs and the number of ``workers`` (runs at a time). A run is a chapter (``chapter``,
+``params``, ``out``, ``html``, ``timeout``: :func:`mbutils.book.chapters.run_chapter`) or a command
+(``command``, ``cwd``, ``timeout``). The result of each is written to ``<spec folder>/done/<index>.json``
+as soon as it ends: for a chapter ``{"path": ...}`` (the HTML page with ``html``, else the executed
+notebook) or ``{"error": ...}``; for a command ``{"returncode": ..., "stderr": ...}``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 #: How much lower the batch's priority is than the tests' (``nice``: 19 is the lowest).
-NICENESS = 10
+NICENESS = 19
 
 
 class ChapterRunFailed(RuntimeError):
@@ -43,11 +44,13 @@ class ChapterBatch:
 
     def __init__(self, runs: list[tuple], env: dict, folder: Path, *, workers: int = 2, timeout: int = 900):
         self._keys = [run[0] for run in runs]
+        self._start_batch([{"chapter": chapter, "params": params, "out": str(out), "html": html, "timeout": timeout}
+                           for _, chapter, params, out, html in runs], env, folder, workers)
+
+    def _start_batch(self, specs: list[dict], env: dict, folder: Path, workers: int) -> None:
         self._folder = Path(folder)
         (self._folder / "done").mkdir(parents=True, exist_ok=True)
-        spec = {"workers": workers, "runs": [
-            {"chapter": chapter, "params": params, "out": str(out), "html": html, "timeout": timeout}
-            for _, chapter, params, out, html in runs]}
+        spec = {"workers": workers, "runs": specs}
         (self._folder / "spec.json").write_text(json.dumps(spec, default=str), encoding="utf-8")
         self._log = tempfile.TemporaryFile(mode="w+")
         self._start = time.perf_counter()
@@ -57,6 +60,14 @@ class ChapterBatch:
 
     def results(self, timeout: float = 3600) -> dict:
         """Every run's path or error, once the process has ended (a crash of the batch itself fails)."""
+        out = {}
+        for key, result in self._results(timeout).items():
+            out[key] = (result if isinstance(result, ChapterRunFailed) else Path(result["path"]) if "path" in result
+                        else ChapterRunFailed(result["error"]))
+        return out
+
+    def _results(self, timeout: float) -> dict:
+        """key -> the run's result dict, or ChapterRunFailed when the batch ended before it."""
         try:
             self._proc.wait(max(timeout - (time.perf_counter() - self._start), 1))
         except subprocess.TimeoutExpired:
@@ -66,12 +77,8 @@ class ChapterBatch:
         out = {}
         for index, key in enumerate(self._keys):
             done = self._folder / "done" / f"{index}.json"
-            if not done.is_file():
-                out[key] = ChapterRunFailed(f"the batch ended (exit {self._proc.returncode}) before this run "
-                                            f"finished:\n{log[-3000:]}")
-                continue
-            result = json.loads(done.read_text(encoding="utf-8"))
-            out[key] = Path(result["path"]) if "path" in result else ChapterRunFailed(result["error"])
+            out[key] = (json.loads(done.read_text(encoding="utf-8")) if done.is_file() else ChapterRunFailed(
+                f"the batch ended (exit {self._proc.returncode}) before this run finished:\n{log[-3000:]}"))
         return out
 
     def stop(self) -> None:
@@ -81,14 +88,41 @@ class ChapterBatch:
             self._proc.wait()
 
 
-def _run(index: int, run: dict, done: Path) -> None:
-    from mbutils.book.chapters import run_chapter
+class CommandBatch(ChapterBatch):
+    """Commands (``key -> argument list``) run in ``cwd`` by a niced background process, started now;
+    :meth:`results` waits and returns ``{key: (exit code, stderr)}``."""
 
-    try:
-        path = run_chapter(run["chapter"], run["params"], run["out"], timeout=run["timeout"], html=run["html"])
-        result = {"path": str(path)}
-    except Exception as err:  # reported by the test of this run
-        result = {"error": f"{type(err).__name__}: {err}"}
+    def __init__(self, commands: dict, cwd: Path, env: dict, folder: Path, *, workers: int = 2,
+                 timeout: int = 1500):
+        self._keys = list(commands)
+        self._start_batch([{"command": [str(a) for a in command], "cwd": str(cwd), "timeout": timeout}
+                           for command in commands.values()], env, folder, workers)
+
+    def results(self, timeout: float = 3600) -> dict:
+        out = {}
+        for key, result in self._results(timeout).items():
+            if isinstance(result, ChapterRunFailed):
+                raise result
+            out[key] = (result["returncode"], result["stderr"])
+        return out
+
+
+def _run(index: int, run: dict, done: Path) -> None:
+    if "command" in run:
+        try:
+            ran = subprocess.run(run["command"], cwd=run["cwd"], capture_output=True, text=True,
+                                 timeout=run["timeout"])
+            result = {"returncode": ran.returncode, "stderr": ran.stderr}
+        except subprocess.TimeoutExpired:
+            result = {"returncode": -1, "stderr": f"timed out after {run['timeout']} s"}
+    else:
+        from mbutils.book.chapters import run_chapter
+
+        try:
+            path = run_chapter(run["chapter"], run["params"], run["out"], timeout=run["timeout"], html=run["html"])
+            result = {"path": str(path)}
+        except Exception as err:  # reported by the test of this run
+            result = {"error": f"{type(err).__name__}: {err}"}
     partial = done / f".{index}.json"
     partial.write_text(json.dumps(result), encoding="utf-8")
     partial.replace(done / f"{index}.json")  # whole or absent

@@ -16,13 +16,13 @@ import re
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from conftest import REPO
+from chapter_batch import CommandBatch
+from conftest import REPO, session_env, stopped_with_the_session
 
 PY = sys.executable
 JUPYTER_BOOK = Path(PY).parent / "jupyter-book"
@@ -43,8 +43,9 @@ def user_copy(dest: Path, *, without: tuple[str, ...] = ()) -> Path:
     return dest
 
 
-def user_env(copy: Path, cache: Path) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "MBUTILS_DATA"}
+def user_env(copy: Path, cache: Path, base: dict | None = None) -> dict:
+    """``base`` (default: the current environment) as a user of ``copy`` has it."""
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k != "MBUTILS_DATA"}
     env.update(PYTHONPATH=str(copy), MBUTILS_CACHE=str(cache), MBUTILS_PROFILE="quick", MBUTILS_JOBS="1")
     return env
 
@@ -72,24 +73,33 @@ CHAPTERS = {
 }
 
 
+_STARTED: dict = {}
+
+
+def start_in_background(tmp_path_factory, items) -> dict:
+    """The copy, and its chapters run by its own command line two at a time, niced, in a background
+    process; conftest calls this with the session's first test (nothing when no selected test reads
+    the runs). Returns {"batch": CommandBatch, "root": folder}."""
+    if not _STARTED and any("clone_runs" in item.fixturenames for item in items):
+        root = tmp_path_factory.mktemp("user")
+        copy = user_copy(root / "clone")
+        env = user_env(copy, root / "cache", session_env())
+        where = subprocess.run([PY, "-c", "import mbutils, mbutils.data.datapath as d; print(mbutils.__file__); "
+                                "print(d.REPO_DATA)"], cwd=copy, env=env, capture_output=True, text=True, check=True)
+        assert where.stdout.split() == [str(copy / "mbutils" / "__init__.py"), str(copy / "data")]
+        commands = {chapter: [PY, "-m", "mbutils", "run-chapter", chapter, *CHAPTERS[chapter],
+                              "--out", root / "out" / chapter] for chapter in CHAPTERS}
+        batch = CommandBatch(commands, copy, env, root / "batch")
+        _STARTED.update(batch=stopped_with_the_session(batch), root=root)
+    return _STARTED
+
+
 @pytest.fixture(scope="module")
-def clone_runs(tmp_path_factory):
+def clone_runs(tmp_path_factory, request):
     """Each chapter of CHAPTERS run by the copy's own command line: chapter -> (exit code, stderr, out folder)."""
-    root = tmp_path_factory.mktemp("user")
-    copy = user_copy(root / "clone")
-    env = user_env(copy, root / "cache")
-    where = subprocess.run([PY, "-c", "import mbutils, mbutils.data.datapath as d; print(mbutils.__file__); "
-                            "print(d.REPO_DATA)"], cwd=copy, env=env, capture_output=True, text=True, check=True)
-    assert where.stdout.split() == [str(copy / "mbutils" / "__init__.py"), str(copy / "data")]
-
-    def run(chapter):
-        out = root / "out" / chapter
-        done = subprocess.run([PY, "-m", "mbutils", "run-chapter", chapter, *CHAPTERS[chapter], "--out", str(out)],
-                              cwd=copy, env=env, capture_output=True, text=True, timeout=1500)
-        return chapter, (done.returncode, done.stderr, out)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(run, CHAPTERS))
+    started = start_in_background(tmp_path_factory, request.session.items)
+    return {chapter: (code, stderr, started["root"] / "out" / chapter)
+            for chapter, (code, stderr) in started["batch"].results().items()}
 
 
 @pytest.mark.parametrize("chapter,bundle", [("bench_gpqa", "gpqa"), ("bench_bbh", "bbh-leaderboard"),
