@@ -1,10 +1,13 @@
 """Chapters run by ``run_chapter`` in a background process at low priority, for session fixtures.
 
 The suite's largest fixtures execute every chapter several times (the shape runs, the synthetic
-runs of test_chapters). Started with the session's first test, such a batch soaks up the core the
-one-core tests leave idle; its process is niced, so the tests and the quick book's build keep
-priority, and it has its own environment (a snapshot), so it neither sees nor changes what a
-running test sets in ``os.environ``.
+runs of test_chapters, the clone's runs). Started with the session's first test, such a batch soaks
+up the core the one-core tests leave idle. Its process is niced and lowers the weight of its
+session's scheduling group (Linux schedules every session as a group of its own at full weight,
+whatever the nice values inside; chapter kernels do the same through
+:mod:`mbutils.book.kernel_guard`), so the tests and the quick book's build keep priority. It has
+its own environment (a snapshot), so it neither sees nor changes what a running test sets in
+``os.environ``.
 
     python tests/chapter_batch.py SPEC.json
 
@@ -130,6 +133,10 @@ def _run(index: int, run: dict, done: Path) -> None:
 
 def main(spec_path: str) -> None:
     os.nice(NICENESS)  # inherited by every kernel and worker the runs start
+    try:  # this process leads a session: Linux may schedule it as a group, which the nice value alone leaves at full weight
+        Path("/proc/self/autogroup").write_text(str(NICENESS))
+    except OSError:
+        pass
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
     done = Path(spec_path).parent / "done"
     with ThreadPoolExecutor(max_workers=spec["workers"]) as pool:

@@ -202,6 +202,21 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
 
 
+@pytest.mark.skipif(not Path("/proc/self/autogroup").exists(), reason="no scheduling autogroups (Linux) here")
+def test_a_niced_callers_kernel_session_is_scheduled_niced():
+    """The kernel manager starts each kernel in a session of its own, which Linux schedules as a group
+    at full weight whatever its nice values; the guard gives the group the caller's niceness."""
+    from mbutils.book import kernel_guard
+
+    show = [sys.executable, "-c", "print(open('/proc/self/autogroup').read())"]
+    done = subprocess.run([sys.executable, "-I", kernel_guard.__file__, str(os.getpid()), *show], capture_output=True,
+                          text=True, check=True, start_new_session=True, preexec_fn=lambda: os.nice(7))
+    assert done.stdout.strip().endswith("nice 7"), done.stdout
+    plain = subprocess.run([sys.executable, "-I", kernel_guard.__file__, str(os.getpid()), *show],
+                           capture_output=True, text=True, check=True, start_new_session=True)
+    assert plain.stdout.strip().endswith("nice 0"), plain.stdout
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="process-group guard checked on Linux")
 def test_killed_run_chapter_takes_its_kernel_and_workers_along(tmp_path):
     chapter = tmp_path / "slow.md"

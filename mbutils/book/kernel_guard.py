@@ -9,6 +9,10 @@ timeout, holding the caller's pipes. The guard watches the process that started 
 gone, kills the whole process group, workers included. Otherwise it only waits: interrupts reach
 the kernel (the manager signals the group), a termination is passed on, and the kernel's exit
 status becomes the guard's.
+
+A niced caller's kernel stays niced: where Linux schedules each session as a group of its own
+(autogroups), a new session competes at full weight whatever its processes' nice values, so the
+guard gives its session's group its own niceness.
 """
 
 from __future__ import annotations
@@ -26,8 +30,20 @@ def _parent_alive(parent: int) -> bool:
     return os.getppid() == parent
 
 
+def _keep_priority() -> None:
+    """This session's scheduling group takes this process's niceness (Linux autogroups; else nothing)."""
+    niceness = os.nice(0)
+    if niceness > 0:
+        try:
+            with open("/proc/self/autogroup", "w") as group:
+                group.write(str(niceness))
+        except OSError:  # no autogroups here, or not allowed: the nice value alone applies
+            pass
+
+
 def main(argv: list[str]) -> int:
     parent, command = int(argv[0]), argv[1:]
+    _keep_priority()
     if os.getpgrp() != os.getpid():  # started outside a session of its own: lead a group, so the kill below hits only ours
         os.setpgid(0, 0)
     signal.signal(signal.SIGINT, lambda *_: None)  # the interrupt is the kernel's (a handler, not SIG_IGN: not inherited)
