@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -55,7 +56,8 @@ def measure(cmd: list[str], env: dict | None = None, cwd: str | None = None) -> 
     """Run ``cmd`` to completion; raises if it fails (a benchmark of a failure means nothing)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    out = tempfile.TemporaryFile()  # kept for the message of a failure (pytest reports on stdout)
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=out, stderr=subprocess.PIPE)
     peak = 0
     done = threading.Event()
 
@@ -74,5 +76,7 @@ def measure(cmd: list[str], env: dict | None = None, cwd: str | None = None) -> 
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{err.decode()[-2000:]}")
+        out.seek(0)
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{err.decode()[-2000:]}\n--- stdout:\n"
+                           f"{out.read().decode(errors='replace')[-6000:]}")
     return Measurement(" ".join(cmd), seconds, cpu, peak / 2**20, proc.returncode)
