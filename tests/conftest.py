@@ -164,12 +164,14 @@ LANE_MODULES: dict[str, set[str]] = {
 LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # --- book: execute chapters (run_chapter, run-chapter) or build the book (jupyter-book)
     # session fixture `shape_runs`: every chapter on four shapes of bundle, two at a time, notebooks
-    # only (512 s on 2026-12-03; six shapes with their HTML pages took 1497 s on an earlier day)
+    # only (512 s on 2026-12-03; six shapes with their HTML pages took 1497 s on an earlier day);
+    # since 2026-12-04 in a niced background process from the session's first test on
     ("test_chapter_shapes.py", "test_chapter_finishes_on_shape"): {"book"},
     ("test_chapter_shapes.py", "test_no_name_from_the_data_is_live_markup_in_a_page"): {"book"},
     ("test_chapter_shapes.py", "test_chapter_runs_leave_no_scratch_folder"): {"book"},
-    # these use the session fixture `executed`: every chapter through run_chapter on synthetic data,
-    # and the quick book build (`quick_book`) for the real data
+    # these use the session fixture `executed`: every chapter through run_chapter on synthetic data
+    # (a niced background batch, like the shape runs), and the quick book build (`quick_book`) for
+    # the real data
     ("test_chapters.py", "test_chapter_executes_with_every_figure"): {"book"},
     ("test_chapters.py", "test_every_figure_and_table_is_labelled_and_cited"): {"book"},
     ("test_chapters.py", "test_every_value_the_prose_pastes_is_glued_by_its_page"): {"book"},
@@ -183,7 +185,7 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # starts a kernel for the guidance chapter, which fails in its data cell (7 s)
     ("test_chapters.py", "test_run_chapter_failure_names_the_cell_and_writes_nothing"): {"book"},
     # a copy of the repository runs three benchmark chapters and the replication chapter with
-    # run-chapter (module fixture, 92 s); another copy builds the front page and the BBH chapter
+    # run-chapter (module fixture, 92 s; a niced background batch); another copy builds the front page and the BBH chapter
     # with jupyter-book (48 s). The module's two other tests (the copy, its data command) stay.
     ("test_clone.py", "test_a_clone_runs_the_benchmark_chapters_on_its_own_real_bundles"): {"book"},
     ("test_clone.py", "test_a_clone_runs_the_mmlu_chapter_on_its_stand_in_and_says_so"): {"book"},
