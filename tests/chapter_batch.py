@@ -134,11 +134,10 @@ def _run(index: int, run: dict, done: Path) -> None:
 
 
 def main(spec_path: str) -> None:
+    from mbutils.book.kernel_guard import keep_priority
+
     os.nice(NICENESS)  # inherited by every kernel and worker the runs start
-    try:  # this process leads a session: Linux may schedule it as a group, which the nice value alone leaves at full weight
-        Path("/proc/self/autogroup").write_text(str(NICENESS))
-    except OSError:
-        pass
+    keep_priority()  # this process leads a session, which Linux may schedule as a group at full weight
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
     done = Path(spec_path).parent / "done"
     with ThreadPoolExecutor(max_workers=spec["workers"]) as pool:

@@ -30,7 +30,7 @@ def _parent_alive(parent: int) -> bool:
     return os.getppid() == parent
 
 
-def _keep_priority() -> None:
+def keep_priority() -> None:
     """This session's scheduling group takes this process's niceness (Linux autogroups; else nothing)."""
     niceness = os.nice(0)
     if niceness > 0:
@@ -43,7 +43,7 @@ def _keep_priority() -> None:
 
 def main(argv: list[str]) -> int:
     parent, command = int(argv[0]), argv[1:]
-    _keep_priority()
+    keep_priority()
     if os.getpgrp() != os.getpid():  # started outside a session of its own: lead a group, so the kill below hits only ours
         os.setpgid(0, 0)
     signal.signal(signal.SIGINT, lambda *_: None)  # the interrupt is the kernel's (a handler, not SIG_IGN: not inherited)
