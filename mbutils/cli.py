@@ -19,6 +19,7 @@ import pandas as pd
 
 from mbutils import __version__
 from mbutils.base.errors import MbutilsError, ResultsError
+from mbutils.base.folders import check_not_input, check_output_folder
 from mbutils.base.tables import mdad_text
 from mbutils.base.validation import check_int, check_names, check_number, check_workers
 
@@ -132,23 +133,6 @@ def _bundle_folder(data: str) -> Path | None:
         return None
 
 
-def _check_not_input(out: Path, inputs) -> None:
-    """Refuse an output that is one of the command's inputs or lies inside an input folder."""
-    target = Path(out).expanduser().resolve()
-    for given in inputs:
-        if given is None:
-            continue
-        source = Path(given).expanduser().resolve()
-        if target == source:
-            raise ResultsError(f"{out} is also this command's input; write the output to another file")
-        if source.is_dir() and source in target.parents:
-            raise ResultsError(f"{out} lies inside the input folder {source}; write the output elsewhere, so "
-                               "the input stays as it is")
-        if target in source.parents:
-            raise ResultsError(f"{out} holds the input {given}; write the output to another folder, so "
-                               "the input stays as it is")
-
-
 def _refuse_existing(path: Path, force: bool, what: str = "--out") -> None:
     """An existing output is replaced only when the command line says so."""
     if path.exists() and not force:
@@ -158,7 +142,7 @@ def _refuse_existing(path: Path, force: bool, what: str = "--out") -> None:
 def _check_out(out: str, inputs=(), force: bool = False) -> Path:
     """Refuse an unusable output path before any work is done (one of the inputs included)."""
     path = Path(out)
-    _check_not_input(path, inputs)
+    check_not_input(path, inputs, ResultsError)
     if path.suffix not in (".parquet", ".pq", ".csv"):
         raise ResultsError(f"{out}: output must end in .parquet or .csv")
     if path.is_dir():
@@ -342,15 +326,8 @@ def cmd_cache(args) -> int:
 
 def _check_import_out(args) -> None:
     """Refuse, before reading any log, an --out that holds the inputs or is taken."""
-    out = Path(args.out).expanduser()
-    inputs = [*args.paths, args.models, None if args.source == "hub" else args.source]
-    _check_not_input(out, inputs)
-    if out.exists() and not out.is_dir():
-        raise ResultsError(f"{args.out} exists and is not a folder; give a new folder name")
-    if not out.parent.is_dir():
-        raise ResultsError(f"{args.out}: the folder {out.parent} does not exist; make it first, or give another --out")
-    if out.is_dir() and any(out.iterdir()) and not args.force:
-        raise ResultsError(f"{args.out} exists and is not empty; pass --force to replace it, or give another --out")
+    check_output_folder(args.out, args.force, [*args.paths, args.models, None if args.source == "hub" else args.source],
+                        ResultsError)
 
 
 def _save_imported(bench, out: str, quiet: bool, force: bool) -> int:

@@ -136,7 +136,7 @@ def test_refusals_of_the_output_folder(fixture_bundle, tmp_path):
     assert not (tmp_path / "full" / "x").exists() and (tmp_path / "full" / "micro.json").is_file()
     code, _, err = run("build-micro", "--data", fixture_bundle, "--selector", "random", "--k", 2,
                        "--out", fixture_bundle / "micro")
-    assert code == 1 and "inside the input bundle" in err
+    assert code == 1 and f"inside the input folder {fixture_bundle.resolve()}" in err
     assert not (fixture_bundle / "micro").exists()
     code, _, err = run("build-micro", "--data", fixture_bundle, "--selector", "adaptive_fisher", "--k", 2,
                        "--out", tmp_path / "ad")

@@ -8,7 +8,9 @@ import os
 import secrets
 import shutil
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
+
+from mbutils.base.errors import MbutilsError
 
 
 def _alive(pid: int) -> bool:
@@ -74,3 +76,37 @@ def replace_folder(target: Path, write: Callable[[Path], None]) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def check_not_input(out: str | Path, inputs: Iterable, error: type[Exception] = MbutilsError) -> None:
+    """Refuse an output that is one of the inputs, lies inside an input folder or holds an input
+    (None inputs are skipped): writing it would change or delete what the command reads."""
+    target = Path(out).expanduser().resolve()
+    for given in inputs:
+        if given is None:
+            continue
+        source = Path(given).expanduser().resolve()
+        if target == source:
+            raise error(f"{out} is also this command's input; write the output elsewhere")
+        if source.is_dir() and source in target.parents:
+            raise error(f"{out} lies inside the input folder {source}; write the output elsewhere, so "
+                        "the input stays as it is")
+        if target in source.parents:
+            raise error(f"{out} holds the input {given}; write the output to another folder, so "
+                        "the input stays as it is")
+
+
+def check_output_folder(out: str | Path, force: bool, inputs: Iterable = (),
+                        error: type[Exception] = MbutilsError) -> Path:
+    """The output folder ``out`` as a path, refused before any work is done when it is an input
+    or lies in one, is a file, has no parent folder, or holds files and ``force`` is not given
+    (:func:`replace_folder` then writes it whole)."""
+    path = Path(out).expanduser()
+    check_not_input(path, inputs, error)
+    if path.exists() and not path.is_dir():
+        raise error(f"{out} exists and is not a folder; give a new folder name")
+    if not path.parent.is_dir():
+        raise error(f"{out}: the folder {path.parent} does not exist; make it first, or give another --out")
+    if path.is_dir() and any(path.iterdir()) and not force:
+        raise error(f"{out} exists and is not empty; pass --force to replace it, or give another --out")
+    return path

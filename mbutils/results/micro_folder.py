@@ -27,7 +27,7 @@ import pandas as pd
 
 from mbutils import __version__
 from mbutils.base.errors import MbutilsError
-from mbutils.base.folders import replace_folder
+from mbutils.base.folders import check_output_folder, replace_folder
 from mbutils.base.tables import csv_safe, read_csv_table
 from mbutils.base.fingerprint import code_fingerprint
 from mbutils.methods.selectors.base import MicroBenchmark
@@ -63,20 +63,7 @@ def _sha(path: Path) -> str:
 
 def check_out(out: str | Path, bundle_folder: Path | None, force: bool) -> Path:
     """Refuse an output folder that exists and is not empty (unless ``force``), or lies in the bundle."""
-    path = Path(out).expanduser()
-    if bundle_folder is not None:
-        bundle = Path(bundle_folder).resolve()
-        target = path.resolve()
-        if target == bundle or bundle in target.parents:
-            raise MicroFolderError(f"{out} lies inside the input bundle {bundle}; write the micro-benchmark "
-                                   "somewhere else, so the bundle stays as it was")
-    if path.exists() and not path.is_dir():
-        raise MicroFolderError(f"{out} exists and is not a folder; give a new folder name")
-    if path.is_dir() and any(path.iterdir()) and not force:
-        raise MicroFolderError(f"{out} exists and is not empty; give a new folder, or --force to replace it")
-    if not path.parent.exists():
-        raise MicroFolderError(f"{out}: the folder {path.parent} does not exist")
-    return path
+    return check_output_folder(out, force, [bundle_folder], MicroFolderError)
 
 
 def _write_files(built: BuiltMicro, root: Path, tasks_dir) -> None:
