@@ -36,11 +36,45 @@ from pathlib import Path
 NICENESS = 10
 
 
+class BackgroundProcess:
+    """A command started now in a session of its own, its output in a temporary file: the suite's
+    background work (the quick book's build, the batches) waits for it with a deadline and, cut
+    short, ends it with every process it started (kernels, workers)."""
+
+    def __init__(self, command: list[str], env: dict):
+        self._start = time.perf_counter()
+        self._log = tempfile.TemporaryFile(mode="w+")
+        self._proc = subprocess.Popen(command, env=env, stdout=self._log, stderr=subprocess.STDOUT, text=True,
+                                      start_new_session=True)  # its own process group: stop() ends it all
+
+    def wait(self, timeout: float) -> tuple[str, float, bool]:
+        """(output, minutes since the start, whether it was stopped at the deadline) once it ends;
+        ``timeout`` counts from the start."""
+        late = False
+        try:
+            self._proc.wait(max(timeout - (time.perf_counter() - self._start), 1))
+        except subprocess.TimeoutExpired:
+            self.stop()
+            late = True
+        self._log.seek(0)
+        return self._log.read(), (time.perf_counter() - self._start) / 60, late
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
+    def stop(self) -> None:
+        """End the process and its group if it still runs (a session cut short)."""
+        if self._proc.poll() is None:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+            self._proc.wait()
+
+
 class ChapterRunFailed(RuntimeError):
     """A run of the batch raised; the message is the exception's, with its type."""
 
 
-class ChapterBatch:
+class ChapterBatch(BackgroundProcess):
     """``run_chapter`` over ``runs`` in a niced background process, started now.
 
     ``runs``: (key, chapter, params, out folder, html) tuples; ``env``: the process's whole
@@ -57,11 +91,7 @@ class ChapterBatch:
         (self._folder / "done").mkdir(parents=True, exist_ok=True)
         spec = {"workers": workers, "runs": specs}
         (self._folder / "spec.json").write_text(json.dumps(spec, default=str), encoding="utf-8")
-        self._log = tempfile.TemporaryFile(mode="w+")
-        self._start = time.perf_counter()
-        self._proc = subprocess.Popen([sys.executable, __file__, str(self._folder / "spec.json")], env=env,
-                                      stdout=self._log, stderr=subprocess.STDOUT, text=True,
-                                      start_new_session=True)  # its own group: stop() ends its kernels too
+        super().__init__([sys.executable, __file__, str(self._folder / "spec.json")], env)
 
     def results(self, timeout: float = 3600) -> dict:
         """Every run's path or error, once the process has ended (a crash of the batch itself fails)."""
@@ -73,24 +103,13 @@ class ChapterBatch:
 
     def _results(self, timeout: float) -> dict:
         """key -> the run's result dict, or ChapterRunFailed when the batch ended before it."""
-        try:
-            self._proc.wait(max(timeout - (time.perf_counter() - self._start), 1))
-        except subprocess.TimeoutExpired:
-            self.stop()
-        self._log.seek(0)
-        log = self._log.read()
+        log = self.wait(timeout)[0]
         out = {}
         for index, key in enumerate(self._keys):
             done = self._folder / "done" / f"{index}.json"
             out[key] = (json.loads(done.read_text(encoding="utf-8")) if done.is_file() else ChapterRunFailed(
-                f"the batch ended (exit {self._proc.returncode}) before this run finished:\n{log[-3000:]}"))
+                f"the batch ended (exit {self.returncode}) before this run finished:\n{log[-3000:]}"))
         return out
-
-    def stop(self) -> None:
-        """End the batch and its kernels if it still runs (a session cut short)."""
-        if self._proc.poll() is None:
-            os.killpg(self._proc.pid, signal.SIGKILL)
-            self._proc.wait()
 
 
 class CommandBatch(ChapterBatch):

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import tempfile
-import time
-
 import numpy as np
 import pandas as pd
 
+from chapter_batch import BackgroundProcess
 from mbutils.data.bundle import Benchmark
 
 
@@ -74,7 +69,7 @@ def run_cli(*args) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-class StrictBuild:
+class StrictBuild(BackgroundProcess):
     """A strict book build started now, in the background; :meth:`result` waits for it and checks it.
 
     Builds are started ahead of the tests that read them (``quick_book``) or beside each other (the
@@ -83,31 +78,14 @@ class StrictBuild:
 
     def __init__(self, command: list[str], env: dict, what: str):
         self.what = what
-        self._start = time.perf_counter()
-        self._log = tempfile.TemporaryFile(mode="w+")
-        self._proc = subprocess.Popen(command, env=env, stdout=self._log, stderr=subprocess.STDOUT, text=True,
-                                      start_new_session=True)  # its own process group: stop() ends its kernels too
+        super().__init__(command, env)
 
     def result(self, timeout: float = 3600) -> tuple[str, float]:
         """(log, minutes) once the build has exited 0 with no warning; fails with its warnings otherwise."""
-        late = ""
-        try:
-            self._proc.wait(max(timeout - (time.perf_counter() - self._start), 1))
-        except subprocess.TimeoutExpired:
-            self.stop()
-            late = f"timed out after {timeout:.0f} s, "
-        minutes = (time.perf_counter() - self._start) / 60
-        self._log.seek(0)
-        log = self._log.read()
+        log, minutes, late = self.wait(timeout)
         warnings = [line for line in log.splitlines() if "WARNING" in line and "IPKernelApp" not in line]
-        assert self._proc.returncode == 0 and not warnings, (
-            f"strict build of {self.what} failed ({late}exit {self._proc.returncode}) after {minutes:.1f} min:\n"
-            + "\n".join(warnings[:30]) + "\n" + log[-3000:])
+        assert self.returncode == 0 and not warnings, (
+            f"strict build of {self.what} failed ({f'timed out after {timeout:.0f} s, ' if late else ''}"
+            f"exit {self.returncode}) after {minutes:.1f} min:\n" + "\n".join(warnings[:30]) + "\n" + log[-3000:])
         return log, minutes
-
-    def stop(self) -> None:
-        """End the build if it still runs (a session cut short)."""
-        if self._proc.poll() is None:
-            os.killpg(self._proc.pid, signal.SIGKILL)
-            self._proc.wait()
 
