@@ -16,7 +16,8 @@ settings.load_profile("mbutils")
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: The session's quick book once started: its build and output folder ("build": (StrictBuild, folder)).
+#: The session's quick book once started: its build and output folder ("build": (StrictBuild, folder));
+#: and the session's ``tmp_path_factory`` ("factory"), for the hook that starts the background work.
 _QUICK_BOOK: dict = {}
 #: The environment once the session's private caches are set: what work started in the background
 #: runs with (a snapshot, so that no test's monkeypatching reaches it).
@@ -46,6 +47,7 @@ def _private_cache(tmp_path_factory):
     os.environ["MBUTILS_CACHE"] = str(tmp_path_factory.mktemp("mbutils-cache"))
     os.environ["MPLCONFIGDIR"] = str(tmp_path_factory.mktemp("matplotlib"))
     _SESSION_ENV.update(os.environ)  # background work runs with these, whatever a test changes
+    _QUICK_BOOK["factory"] = tmp_path_factory  # for the first test's hook below
     yield
     for name, value in old.items():
         if value is None:
@@ -82,7 +84,7 @@ def pytest_runtest_setup(item):
     if "checked" in _QUICK_BOOK:
         return
     _QUICK_BOOK["checked"] = ()
-    items, factory = item.session.items, item.config._tmp_path_factory
+    items, factory = item.session.items, _QUICK_BOOK["factory"]
     if not os.environ.get("MBUTILS_BOOK_HTML") and any(map(_reads_the_quick_book, items)):
         _start_quick_book(factory)
     for module in dict.fromkeys(i.module for i in items if hasattr(i, "module")):
