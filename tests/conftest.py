@@ -187,8 +187,9 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # starts a kernel for the guidance chapter, which fails in its data cell (7 s)
     ("test_chapters.py", "test_run_chapter_failure_names_the_cell_and_writes_nothing"): {"book"},
     # a copy of the repository runs three benchmark chapters and the replication chapter with
-    # run-chapter (module fixture, 92 s; a niced background batch); another copy builds the front page and the BBH chapter
-    # with jupyter-book (48 s). The module's two other tests (the copy, its data command) stay.
+    # run-chapter (module fixture, 92 s; a niced background batch); another copy builds the front
+    # page and the BBH chapter with jupyter-book (48 s). The module's two other tests (the copy, its
+    # data command) stay.
     ("test_clone.py", "test_a_clone_runs_the_benchmark_chapters_on_its_own_real_bundles"): {"book"},
     ("test_clone.py", "test_a_clone_runs_the_mmlu_chapter_on_its_stand_in_and_says_so"): {"book"},
     ("test_clone.py", "test_a_clone_shows_the_papers_tables_beside_its_own"): {"book"},

@@ -138,6 +138,11 @@ def test_refusals_of_the_output_folder(fixture_bundle, tmp_path):
                        "--out", fixture_bundle / "micro")
     assert code == 1 and f"inside the input folder {fixture_bundle.resolve()}" in err
     assert not (fixture_bundle / "micro").exists()
+    # a folder that holds the bundle, even with --force, would be replaced by the micro-benchmark
+    files = sorted(fixture_bundle.rglob("*"))
+    code, _, err = run("build-micro", "--data", fixture_bundle, "--selector", "random", "--k", 2,
+                       "--out", fixture_bundle.parent, "--force")
+    assert code == 1 and "holds the input" in err and sorted(fixture_bundle.rglob("*")) == files
     code, _, err = run("build-micro", "--data", fixture_bundle, "--selector", "adaptive_fisher", "--k", 2,
                        "--out", tmp_path / "ad")
     assert code == 1 and "adaptive" in err and not (tmp_path / "ad").exists()
