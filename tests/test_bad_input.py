@@ -249,8 +249,8 @@ def test_validate_refuses_names_no_command_can_take(tmp_path):
     (folder / "items.csv").write_text("item,subtask\nq1,s\n\"q\t2\",s\nq3,s\n")
     code, out_text, err = run_cli("validate", folder)
     assert code == 1, out_text + err
-    assert "have an item name that is only white space or holds a line break or tab" in out_text
-    assert "model name that is only white space or holds a line break or tab" in out_text
+    assert "have an item name that is only white space or holds a line break, tab or other control" in out_text
+    assert "model name that is only white space or holds a line break, tab or other control" in out_text
 
 
 def test_validate_warns_of_model_names_a_spreadsheet_would_run(tmp_path):

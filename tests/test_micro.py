@@ -17,6 +17,7 @@ from mbutils.data.bundle import load_bundle
 from mbutils.methods.runs import seeded_choices, single_threaded, source_data
 from mbutils.methods.selectors import make_selector
 from mbutils.results import micro_folder
+from mbutils.results import lm_eval_filter
 from mbutils.results.lm_eval_task import documents, split_item
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -132,8 +133,14 @@ def test_refusals_of_the_output_folder(fixture_bundle, tmp_path):
                        "--out", tmp_path / "full")
     assert code == 1 and "not empty" in err and "--force" in err and "Traceback" not in err
     assert (tmp_path / "full" / "x").read_text() == "keep me"
-    _build(fixture_bundle, tmp_path / "full", "--selector", "random", "--k", 2, "--force")
-    assert not (tmp_path / "full" / "x").exists() and (tmp_path / "full" / "micro.json").is_file()
+    # --force replaces only an earlier micro-benchmark (a folder with a manifest), never a user's folder
+    code, _, err = run("build-micro", "--data", fixture_bundle, "--selector", "random", "--k", 2,
+                       "--out", tmp_path / "full", "--force")
+    assert code == 1 and "did not write" in err and (tmp_path / "full" / "x").read_text() == "keep me"
+    _build(fixture_bundle, tmp_path / "made", "--selector", "random", "--k", 2)
+    (tmp_path / "made" / "x").write_text("left by hand")
+    _build(fixture_bundle, tmp_path / "made", "--selector", "random", "--k", 3, "--force")
+    assert not (tmp_path / "made" / "x").exists() and (tmp_path / "made" / "micro.json").is_file()
     code, _, err = run("build-micro", "--data", fixture_bundle, "--selector", "random", "--k", 2,
                        "--out", fixture_bundle / "micro")
     assert code == 1 and f"inside the input folder {fixture_bundle.resolve()}" in err
@@ -205,15 +212,20 @@ def test_export_yaml_and_its_document_filter(fixture_bundle, tmp_path):
         Loader.add_constructor("!function", lambda loader, node: ("function", loader.construct_scalar(node)))
         config = yaml.load((export / f"{micro_task}.yaml").read_text(), Loader=Loader)
         assert config["task"] == micro_task and Path(config["include"]).name == f"{info['task']}.yaml"
-        assert config["process_docs"] == ("function", f"micro_docs.process_{info['task']}")
+        index = list(meta["lm_eval_tasks"]).index(micro_task)
+        assert config["process_docs"] == ("function", f"micro_docs.process_{index}")
+        assert set(config) == {"include", "task", "process_docs"}
 
+    # micro_docs.py is the package's fixed filter, byte for byte; the chosen documents are JSON beside it
+    assert (export / "micro_docs.py").read_bytes() == Path(lm_eval_filter.__file__).read_bytes()
     spec = importlib.util.spec_from_file_location("micro_docs", export / "micro_docs.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    entries = json.loads((export / "micro_docs.json").read_text())["tasks"]
 
     class Dataset:
         def __init__(self, n, tag=""):
-            self.n, self.tag, self.kept = n, tag, None
+            self.n, self.tag, self.kept, self.columns = n, tag, None, {}
 
         def __len__(self):
             return self.n
@@ -226,14 +238,19 @@ def test_export_yaml_and_its_document_filter(fixture_bundle, tmp_path):
             out.kept = list(ids)
             return out
 
-    for task, n in (("arc_easy", 4), ("piqa", 3)):
-        if task not in module.DOCS:
-            continue
-        kept = getattr(module, f"process_{task}")(Dataset(n))
-        assert kept.kept == module.DOCS[task]
-        assert kept.tag == ("x2" if task == "arc_easy" else "")  # the original's own process_docs ran first
-        few_shot = getattr(module, f"process_{task}")(Dataset(n + 10))
-        assert few_shot.kept is None  # another split (a few-shot source) is left whole
+        def add_column(self, name, values):
+            self.columns[name] = list(values)
+            return self
+
+    for index, entry in enumerate(entries):
+        n = entry["n_docs"]
+        kept = getattr(module, f"process_{index}")(Dataset(n))
+        assert kept.kept == entry["docs"] and kept.columns == {"mbutils_doc_id": entry["docs"]}
+        assert kept.tag == ("x2" if entry["task"] == "arc_easy" else "")  # the original's own process_docs ran first
+        few_shot = getattr(module, f"process_{index}")(Dataset(n + 10))
+        assert few_shot.kept is None and few_shot.columns == {}  # another split is left whole, unstamped
+    with pytest.raises(AttributeError):
+        module.process_x
 
 
 def test_export_loads_with_the_harness_config_loader(fixture_bundle, tmp_path):
@@ -263,7 +280,8 @@ def test_export_loads_with_the_harness_config_loader(fixture_bundle, tmp_path):
 
 
 def test_logs_of_the_exported_micro_task_are_mapped_back(fixture_bundle, tmp_path):
-    """A log of <task>_micro numbers documents 0..; score maps them to the original doc_ids."""
+    """A log of <task>_micro numbers documents 0..; score maps them back by the original index the filter
+    stamped on each document (``doc.mbutils_doc_id``), never by position."""
     _build(fixture_bundle, tmp_path / "m", "--selector", "random", "--k", 4, "--seed", 1)
     meta = json.loads((tmp_path / "m" / "micro.json").read_text())
     logs = tmp_path / "logs" / "tiny-3"
@@ -271,7 +289,8 @@ def test_logs_of_the_exported_micro_task_are_mapped_back(fixture_bundle, tmp_pat
     for micro_task, info in meta["lm_eval_tasks"].items():
         source = LM_EVAL / "tiny-3" / f"samples_{info['task']}_{STAMP}.jsonl"
         records = {json.loads(line)["doc_id"]: json.loads(line) for line in source.read_text().splitlines()}
-        lines = [json.dumps({**records[doc], "doc_id": i}) for i, doc in enumerate(info["docs"])]
+        lines = [json.dumps({**records[doc], "doc_id": i, "doc": {**records[doc]["doc"], "mbutils_doc_id": doc}})
+                 for i, doc in enumerate(info["docs"])]
         (logs / f"samples_{micro_task}_{STAMP}.jsonl").write_text("\n".join(lines) + "\n")
     code, out, err = run("score", tmp_path / "m", logs, "--format", "json")
     assert code == 0, err

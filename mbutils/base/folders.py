@@ -96,17 +96,37 @@ def check_not_input(out: str | Path, inputs: Iterable, error: type[Exception] = 
                         "the input stays as it is")
 
 
-def check_output_folder(out: str | Path, force: bool, inputs: Iterable = (),
-                        error: type[Exception] = MbutilsError) -> Path:
-    """The output folder ``out`` as a path, refused before any work is done when it is an input
-    or lies in one, is a file, has no parent folder, or holds files and ``force`` is not given
-    (:func:`replace_folder` then writes it whole)."""
+def check_not_working_folder(out: str | Path, error: type[Exception] = MbutilsError) -> Path:
+    """Refuse an output folder that is the working folder, one that holds it, the home folder or a
+    file-system root: replacing it would delete the user's own files."""
     path = Path(out).expanduser()
+    target = path.resolve()
+    here = Path.cwd().resolve()
+    if target == here or target in here.parents:
+        raise error(f"{out} is the working folder{'' if target == here else ' or holds it'}; the output "
+                    "folder is replaced whole, so give a new folder name, e.g. --out my-output/")
+    if target == Path.home().resolve() or target.parent == target:
+        raise error(f"{out} is the home folder or a file-system root; give a new folder name")
+    return path
+
+
+def check_output_folder(out: str | Path, force: bool, inputs: Iterable = (),
+                        error: type[Exception] = MbutilsError, owned_by: Iterable[str] = ()) -> Path:
+    """The output folder ``out`` as a path, refused before any work is done when it is an input
+    or lies in one, is the working folder (or holds it), is a file, has no parent folder, or holds
+    files and ``force`` is not given (:func:`replace_folder` then writes it whole). With ``owned_by``,
+    ``force`` replaces only a folder holding one of those files: one the command itself wrote."""
+    path = check_not_working_folder(out, error)
     check_not_input(path, inputs, error)
     if path.exists() and not path.is_dir():
         raise error(f"{out} exists and is not a folder; give a new folder name")
     if not path.parent.is_dir():
         raise error(f"{out}: the folder {path.parent} does not exist; make it first, or give another --out")
-    if path.is_dir() and any(path.iterdir()) and not force:
-        raise error(f"{out} exists and is not empty; pass --force to replace it, or give another --out")
+    if path.is_dir() and any(path.iterdir()):
+        if not force:
+            raise error(f"{out} exists and is not empty; pass --force to replace it, or give another --out")
+        owned = list(owned_by)
+        if owned and not any((path / name).is_file() for name in owned):
+            raise error(f"{out} holds files this command did not write (no {' or '.join(owned)}); --force "
+                        "replaces only an earlier output of the same command: give a new folder name")
     return path

@@ -77,6 +77,21 @@ def check_names(values, what: str, error: type[MbutilsError] = MbutilsError) -> 
     return values
 
 
+#: Characters no name may hold: controls (tab, line breaks, NUL, C1), the Unicode line and paragraph
+#: separators, bidirectional controls and the byte-order mark. Each can split a line of a log, a table
+#: or a YAML file, or show a reader other text than is stored.
+UNSAFE_CHARACTERS = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+
+
+def unsafe_names(names) -> np.ndarray:
+    """Positions of names that are only white space or hold an unsafe character (vectorised)."""
+    import pandas as pd
+
+    text = pd.Series(np.asarray(names, dtype=object), dtype=object).astype(str)
+    blank = (text.str.strip() == "") & (text != "")
+    return np.flatnonzero((blank | text.str.contains(UNSAFE_CHARACTERS, regex=True)).to_numpy())
+
+
 # ---------------------------------------------------------------- declared constraints
 # A selector (or any estimator-like object) declares ``parameter_constraints = {name: constraint}``
 # and validates them when it starts work (scikit-learn's "``__init__`` stores, ``fit`` checks");

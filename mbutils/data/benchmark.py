@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.errors import BundleError
+from mbutils.base.validation import unsafe_names
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,11 +101,11 @@ class Benchmark:
                 f"for {n_items} columns"
             )
         for label, names in (("model", models), ("item", items), ("subtask", subtasks)):
-            bad = [str(n) for n in names if any(ord(c) < 32 or c == "\x7f" for c in str(n))]
+            bad = [ascii(str(names[i]))[:80] for i in unsafe_names(names)[:5]]
             if bad:
                 raise BundleError(
-                    f"{self.name}: {label} names must not contain line breaks or control characters: "
-                    f"{', '.join(map(repr, bad[:5]))}"
+                    f"{self.name}: {label} names must not be only white space or contain line breaks or other "
+                    f"control characters (Unicode line separators and bidirectional controls too): {', '.join(bad)}"
                 )
         for label, names in (("model", models), ("item", items)):
             uniq, counts = np.unique(names.astype(str), return_counts=True)

@@ -7,119 +7,89 @@ override its keys; ``process_docs: !function MODULE.NAME`` names a function in
 documents are numbered, so a log's ``doc_id`` is the position in the processed split.
 
 For each lm-eval task the micro-benchmark draws from, :func:`write_lm_eval_tasks` writes
-``<task>_micro.yaml``::
+``<task>_micro.yaml`` through a YAML serialiser (no text of a bundle is templated into it)::
 
     include: <the original task's YAML>
     task: <task>_micro
-    process_docs: !function micro_docs.process_<task>
+    process_docs: !function micro_docs.process_<i>
 
-and one ``micro_docs.py`` whose functions first apply the original task's own
-``process_docs`` (found by following its ``include`` chain, as the harness does) and then
-keep the chosen documents, in increasing ``doc_id``. A split of another size than the
-evaluated one (the few-shot source split) is left whole. Document ``i`` of the micro task is
-therefore original document ``docs[i]``; :mod:`mbutils.results.scoring` maps it back.
+plus ``micro_docs.json`` (the chosen documents, by a JSON serialiser) and ``micro_docs.py``, a
+fixed copy of :mod:`mbutils.results.lm_eval_filter`, which keeps those documents and stamps each
+with its original index (``mbutils_doc_id``); :mod:`mbutils.results.scoring` matches logs by it.
 
 Item ids give the task and document: ``task:doc_id`` (the lm-eval importer's ids), else
-``<subtask>_<digits>`` (the shipped GPQA bundle's ``gpqa_main_007``).
+``<subtask>_<digits>`` (the shipped GPQA bundle's ``gpqa_main_007``). A task name that
+becomes a file name must match :data:`TASK_NAME`; two that would be one file on a
+case-insensitive file system, or one name once ``-`` and ``.`` read as ``_``, are refused.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from mbutils.base.errors import BundleError
 
 MODULE = "micro_docs"
 SUFFIX = "_micro"
-
-_TEMPLATE = '''"""Written by mbutils build-micro: keep only a micro-benchmark's documents of lm-eval tasks.
-
-DOCS[task]: the chosen doc_ids of the original task, increasing; N_DOCS[task]: the size of the
-split they index; ORIGINAL[task]: the original task's YAML (absolute, or relative to this file).
-Each process_<task> applies the original task's own process_docs, then keeps DOCS[task]; a
-split of another size (a few-shot source) is returned whole.
-"""
-
-import importlib.util
-import os
-
-import yaml
-
-DOCS = __DOCS__
-N_DOCS = __N_DOCS__
-ORIGINAL = __ORIGINAL__
-HERE = os.path.dirname(os.path.abspath(__file__))
+#: Names that become lm-eval task names and file names: ASCII letters, digits, '_', '-', '.'.
+TASK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}")
+#: The header of every exported YAML file (fixed text: no data of the bundle).
+HEADER = "# Written by mbutils build-micro; manifest.json of the micro-benchmark folder seals this file.\n"
 
 
-class _Function:
-    def __init__(self, folder, name):
-        self.folder, self.name = folder, name
-
-    def load(self):
-        module, _, function = self.name.rpartition(".")
-        path = os.path.join(self.folder, module.replace(".", os.sep) + ".py")
-        spec = importlib.util.spec_from_file_location(module, path)
-        loaded = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(loaded)
-        return getattr(loaded, function)
+def check_task_name(name: str, where: str = "") -> str:
+    """``name`` when it may become a task and file name; else one message saying why not."""
+    text = str(name)
+    if TASK_NAME.fullmatch(text):
+        return text
+    shown = ascii(text[:60]) + ("..." if len(text) > 60 else "")
+    raise BundleError(f"{where}task name {shown} cannot name an lm-eval task or file: use 1 to 100 ASCII "
+                      "letters, digits, '_', '-' or '.' (not starting with '-' or '.'); rename the items or "
+                      "subtasks of the bundle")
 
 
-def _read(path):
-    folder = os.path.dirname(path)
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_constructor("!function", lambda loader, node: _Function(folder, loader.construct_scalar(node)))
-    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
-    with open(path, encoding="utf-8") as handle:
-        return yaml.load(handle, Loader=Loader) or {}
+def normalised(name: str) -> str:
+    """The form two names must not share: case folded, '-' and '.' read as '_'."""
+    return re.sub(r"[-.]", "_", str(name).casefold())
 
 
-def _original_process_docs(path):
-    """The process_docs the harness would use for the YAML at path (following include), or None."""
-    path = path if os.path.isabs(path) else os.path.join(HERE, path)
-    config = _read(path)
-    if "process_docs" in config:
-        value = config["process_docs"]
-        return value.load() if isinstance(value, _Function) else None
-    includes = config.get("include") or []
-    for include in reversed([includes] if isinstance(includes, str) else list(includes)):
-        found = include if os.path.isfile(include) else os.path.join(os.path.dirname(path), include)
-        inner = _original_process_docs(found)
-        if inner is not None:
-            return inner
-    return None
-
-
-def keep(task, dataset):
-    inner = _original_process_docs(ORIGINAL[task])
-    if inner is not None:
-        dataset = inner(dataset)
-    if len(dataset) != N_DOCS[task]:
-        return dataset
-    return dataset.select(DOCS[task])
-'''
-
-
-def task_name(name: str) -> str:
-    """A task or function name part made of letters, digits and underscores."""
-    return re.sub(r"\W", "_", str(name))
+def check_distinct(names, what: str = "task names") -> None:
+    """Refuse names that differ only in case or in '-', '.' versus '_' (one file on some systems)."""
+    seen: dict[str, str] = {}
+    for name in names:
+        other = seen.setdefault(normalised(name), str(name))
+        if other != str(name):
+            raise BundleError(f"{what} {ascii(other)} and {ascii(str(name))} differ only in case or in '-', '.' "
+                              "versus '_': exported, they would be one file or one task. Rename one of them")
 
 
 def split_item(item: str, subtask: str) -> tuple[str, int] | None:
     """(task, doc_id) of an item id, or None when it names no document."""
     head, sep, tail = str(item).rpartition(":")
-    if sep and tail.isdigit():
+    if sep and tail.isascii() and tail.isdigit() and len(tail) <= 12:
         return head, int(tail)
-    match = re.fullmatch(r"(.+)_(\d+)", str(item))
+    match = re.fullmatch(r"(.+)_([0-9]{1,12})", str(item))
     if match and match[1] == str(subtask):
         return match[1], int(match[2])
     return None
+
+
+class NotDocuments(BundleError):
+    """The chosen items name no lm-eval documents: the micro-benchmark has no harness export."""
+
+
+def check_exportable(items, subtasks) -> None:
+    """Before any work: the task names the bundle's items would export under are usable and distinct."""
+    tasks = dict.fromkeys(p[0] for p in map(split_item, items, subtasks) if p is not None)
+    for task in tasks:
+        check_task_name(task, "items of the bundle: ")
+    check_distinct(tasks)
 
 
 def documents(items, subtasks, chosen) -> tuple[dict[str, list[int]], dict[str, int]]:
@@ -127,8 +97,8 @@ def documents(items, subtasks, chosen) -> tuple[dict[str, list[int]], dict[str, 
     parsed = [split_item(i, s) for i, s in zip(items, subtasks)]
     bad = [str(items[c]) for c in chosen if parsed[c] is None]
     if bad:
-        raise BundleError(f"items {', '.join(bad[:3])} name no lm-eval document (ids look like task:doc_id); "
-                          "the micro-benchmark cannot be exported for lm-evaluation-harness")
+        raise NotDocuments(f"items {', '.join(map(ascii, bad[:3]))} name no lm-eval document (ids look like "
+                          "task:doc_id); the micro-benchmark cannot be exported for lm-evaluation-harness")
     per_task: dict[str, int] = {}
     for p in parsed:
         if p is not None:
@@ -137,20 +107,25 @@ def documents(items, subtasks, chosen) -> tuple[dict[str, list[int]], dict[str, 
     for c in np.sort(np.asarray(chosen)):
         task, doc = parsed[c]
         docs.setdefault(task, []).append(doc)
+    for task in docs:
+        check_task_name(task, "items of the micro-benchmark: ")
+    check_distinct(per_task)
     return {t: sorted(v) for t, v in sorted(docs.items())}, {t: per_task[t] for t in sorted(docs)}
 
 
+def _yaml_entry_path(entry) -> str | None:
+    """The YAML path of a task-index entry: a dict before lm-eval 0.4.10, an object since."""
+    value = entry.get("yaml_path") if isinstance(entry, dict) else getattr(entry, "yaml_path", None)
+    return str(value) if value not in (None, -1, "") else None
+
+
 def find_task_yaml(task: str, tasks_dir: str | Path | None) -> str:
-    """The YAML file defining ``task``: under ``tasks_dir`` if given, else in an installed lm_eval,
-    else ``<task>.yaml`` next to the export (to be copied or linked there)."""
+    """The YAML file defining ``task``: under ``tasks_dir`` if given (refused when absent), else in an
+    installed lm_eval, else ``<task>.yaml`` next to the export (to be copied or linked there)."""
     if tasks_dir is not None:
-        try:
-            import yaml  # lm-eval's own dependency: present wherever its task folders are
-        except ImportError:
-            raise BundleError("--lm-eval-tasks needs PyYAML to read the task configs: pip install pyyaml") from None
         root = Path(tasks_dir)
         if not root.is_dir():
-            raise BundleError(f"{tasks_dir}: no such folder of lm-eval task configs")
+            raise BundleError(f"--lm-eval-tasks {tasks_dir}: no such folder of lm-eval task configs")
 
         class Loader(yaml.SafeLoader):
             pass
@@ -159,37 +134,50 @@ def find_task_yaml(task: str, tasks_dir: str | Path | None) -> str:
         for path in sorted(root.rglob("*.yaml")):
             try:
                 config = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)
-            except (yaml.YAMLError, UnicodeDecodeError, OSError):
+            except (yaml.YAMLError, UnicodeDecodeError, OSError, RecursionError):
                 continue
             if isinstance(config, dict) and config.get("task") == task:
                 return str(path.resolve())
-        raise BundleError(f"{tasks_dir}: no YAML file defines task {task!r}")
+        raise BundleError(f"--lm-eval-tasks {tasks_dir}: no YAML file there defines task {task!r}; point it at "
+                          "the folder holding that task's config (the harness's lm_eval/tasks, or a copy)")
     try:
         from lm_eval.tasks import TaskManager  # optional: pip install 'mbutils[lm-eval]'
     except ImportError:
         return f"{task}.yaml"
-    info = TaskManager().task_index.get(task) or {}
-    return str(info.get("yaml_path") or f"{task}.yaml")
+    return _yaml_entry_path(TaskManager().task_index.get(task) or {}) or f"{task}.yaml"
+
+
+class _Function(str):
+    """A ``!function`` reference, so the serialiser writes the tag the harness reads."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(_Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
+
+
+def task_config(micro: str, include: str, index: int) -> str:
+    """One exported task's YAML text, by the serialiser (ASCII only: every other character escaped)."""
+    config = {"include": include, "task": micro, "process_docs": _Function(f"{MODULE}.process_{index}")}
+    return HEADER + yaml.dump(config, Dumper=_Dumper, sort_keys=False, allow_unicode=False,
+                              default_flow_style=False, width=10**6)
 
 
 def write_lm_eval_tasks(folder: Path, items, subtasks, chosen, tasks_dir=None) -> dict[str, dict]:
-    """Write ``<task>_micro.yaml`` per task and ``micro_docs.py`` into ``folder``; returns the map
-    micro task -> {"task", "docs", "include"} (kept in the micro-benchmark's ``micro.json``)."""
+    """Write ``<task>_micro.yaml`` per task, ``micro_docs.json`` and ``micro_docs.py`` into ``folder``;
+    returns the map micro task -> {"task", "docs", "n_docs", "include"} (kept in ``micro.json``)."""
     docs, n_docs = documents(items, subtasks, chosen)
-    folder.mkdir(parents=True, exist_ok=True)
     original = {task: find_task_yaml(task, tasks_dir) for task in docs}
-    source = (_TEMPLATE.replace("__DOCS__", json.dumps(docs)).replace("__N_DOCS__", json.dumps(n_docs))
-              .replace("__ORIGINAL__", json.dumps(original)))
-    source += "".join(f"\n\ndef process_{task_name(t)}(dataset):\n    return keep({t!r}, dataset)\n" for t in docs)
-    (folder / f"{MODULE}.py").write_text(source, encoding="utf-8")
-    tasks = {}
-    for task, chosen_docs in docs.items():
-        micro = task_name(task) + SUFFIX
-        text = (f"# Written by mbutils build-micro: {task} restricted to the micro-benchmark's "
-                f"{len(chosen_docs)} documents.\n"
-                f"include: {json.dumps(original[task])}\n"
-                f"task: {micro}\n"
-                f"process_docs: !function {MODULE}.process_{task_name(task)}\n")
-        (folder / f"{micro}.yaml").write_text(text, encoding="utf-8")
-        tasks[micro] = {"task": task, "docs": chosen_docs, "include": original[task]}
+    folder.mkdir(parents=True, exist_ok=True)
+    tasks, entries = {}, []
+    for index, (task, chosen_docs) in enumerate(docs.items()):
+        micro = task + SUFFIX
+        (folder / f"{micro}.yaml").write_text(task_config(micro, original[task], index), encoding="utf-8")
+        entry = {"task": task, "docs": chosen_docs, "n_docs": n_docs[task], "include": original[task]}
+        entries.append({"micro_task": micro, **entry})
+        tasks[micro] = entry
+    (folder / f"{MODULE}.json").write_text(json.dumps({"tasks": entries}, indent=1) + "\n", encoding="utf-8")
+    shutil.copyfile(Path(__file__).with_name("lm_eval_filter.py"), folder / f"{MODULE}.py")
     return tasks

@@ -28,14 +28,20 @@ import pandas as pd
 from mbutils import __version__
 from mbutils.base.errors import MbutilsError
 from mbutils.base.folders import check_output_folder, replace_folder
+from mbutils.base.jsonfiles import read_json
 from mbutils.base.tables import csv_safe, read_csv_table
 from mbutils.base.fingerprint import code_fingerprint
 from mbutils.methods.selectors.base import MicroBenchmark
 from mbutils.methods.selectors.tinybench import IRTMicroBenchmark
+from mbutils.results.lm_eval_task import NotDocuments, write_lm_eval_tasks
 from mbutils.results.microbench import BuiltMicro
 
 FORMAT = "mbutils-micro-benchmark/1"
 MANIFEST = "manifest.json"
+CACHE = "__pycache__"
+#: Files every micro-benchmark folder holds (``item_params.csv`` too for IRT estimators).
+REQUIRED = ("micro.json", "items.csv", "pool.csv", "calibration.csv", "card.json", "provenance.json")
+_HEX = frozenset("0123456789abcdef")
 
 
 class MicroFolderError(MbutilsError, ValueError):
@@ -62,13 +68,19 @@ def _sha(path: Path) -> str:
 
 
 def check_out(out: str | Path, bundle_folder: Path | None, force: bool) -> Path:
-    """Refuse an output folder that exists and is not empty (unless ``force``), or lies in the bundle."""
-    return check_output_folder(out, force, [bundle_folder], MicroFolderError)
+    """Refuse an output folder that exists and is not empty (unless ``force``, and then only a folder
+    build-micro wrote: it holds a manifest), or lies in the bundle."""
+    return check_output_folder(out, force, [bundle_folder], MicroFolderError, owned_by=(MANIFEST,))
+
+
+def _present(root: Path) -> list[str]:
+    """Every file of the folder but the manifest (and Python's bytecode caches, which the harness's
+    import of ``lm_eval/micro_docs.py`` may leave), as relative POSIX paths."""
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
+                  if p.name != MANIFEST and CACHE not in p.relative_to(root).parts and not p.is_dir())
 
 
 def _write_files(built: BuiltMicro, root: Path, tasks_dir) -> None:
-    from mbutils.results.lm_eval_task import write_lm_eval_tasks
-
     micro = built.micro
     chosen = micro.items
     csv_safe(pd.DataFrame({"item": built.items[chosen], "subtask": built.subtasks[chosen], "weight": micro.weights})) \
@@ -86,7 +98,9 @@ def _write_files(built: BuiltMicro, root: Path, tasks_dir) -> None:
     try:
         tasks = write_lm_eval_tasks(root / "lm_eval", built.items, built.subtasks, chosen, tasks_dir)
         export = ""
-    except MbutilsError as err:
+    except NotDocuments as err:  # a bundle whose items are no harness documents: scored from CSV only
+        if tasks_dir is not None:
+            raise
         tasks, export = {}, str(err)
     (root / "card.json").write_text(_json(asdict(built.card)), encoding="utf-8")
     (root / "micro.json").write_text(_json({
@@ -98,8 +112,7 @@ def _write_files(built: BuiltMicro, root: Path, tasks_dir) -> None:
         "selector_class": built.selector_class, "params": built.params, "seed": built.seed,
         "excluded_models": built.excluded, "n_pool": len(built.pool), "mbutils_version": __version__,
         "code": code_fingerprint()}), encoding="utf-8")
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.name != MANIFEST)
-    (root / MANIFEST).write_text(_json({p.relative_to(root).as_posix(): _sha(p) for p in files}), encoding="utf-8")
+    (root / MANIFEST).write_text(_json({name: _sha(root / name) for name in _present(root)}), encoding="utf-8")
 
 
 def write_micro(built: BuiltMicro, out: str | Path, *, bundle_folder: Path | None = None, force: bool = False,
@@ -135,18 +148,23 @@ def _fail(path: Path, what: str) -> MicroFolderError:
 
 
 def _verify(root: Path) -> None:
+    """The folder holds exactly the files its manifest lists, each with the content it lists."""
     manifest = root / MANIFEST
     if not manifest.is_file():
         raise _fail(manifest, "missing (is this a micro-benchmark folder written by build-micro?)")
-    try:
-        listed = json.loads(manifest.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        raise _fail(manifest, "not valid JSON") from None
-    for name, digest in sorted(listed.items()):
+    listed = read_json(manifest, MicroFolderError, what="an object of file -> SHA-256")
+    for name, digest in listed.items():
+        if not (isinstance(digest, str) and len(digest) == 64 and set(digest) <= _HEX):
+            raise _fail(manifest, f"its entry {ascii(name)[:80]} is not a SHA-256 digest")
+    present = _present(root)
+    extra = sorted(set(present) - set(listed))
+    if extra:
+        raise _fail(root / extra[0], "not listed in manifest.json (added after the folder was written)")
+    for name in sorted(set(listed) | set(REQUIRED)):
         file = root / name
-        if not file.is_file():
-            raise _fail(file, "missing")
-        if _sha(file) != digest:
+        if name not in present or file.is_symlink():
+            raise _fail(file, "missing" if name in listed else "not listed in manifest.json")
+        if _sha(file) != listed[name]:
             raise _fail(file, "changed since it was written (its SHA-256 differs from manifest.json)")
 
 
@@ -157,22 +175,8 @@ def _csv(path: Path) -> pd.DataFrame:
         raise _fail(path, f"cannot be read as a table ({type(err).__name__})") from None
 
 
-def read_micro(folder: str | Path) -> MicroFolder:
-    """Read and check a folder written by :func:`write_micro`; every failure is one message."""
-    root = Path(folder).expanduser()
-    if not root.is_dir():
-        raise MicroFolderError(f"{folder}: no such micro-benchmark folder (make one with "
-                               "`python -m mbutils build-micro`)")
-    _verify(root)
-    try:
-        meta = json.loads((root / "micro.json").read_text(encoding="utf-8"))
-        card = json.loads((root / "card.json").read_text(encoding="utf-8"))
-        provenance = json.loads((root / "provenance.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        raise _fail(root, "micro.json, card.json or provenance.json cannot be read") from None
-    if meta.get("format") != FORMAT:
-        raise _fail(root / "micro.json", f"format {meta.get('format')!r} is not {FORMAT!r}")
-    items = _csv(root / "items.csv")
+def _estimator(root: Path, meta: dict, items: pd.DataFrame) -> tuple[list[str], MicroBenchmark]:
+    """The item names of the estimator's index space and the estimator the folder describes."""
     state = meta["estimator"]
     if state["kind"] == "irt":
         params = _csv(root / "item_params.csv")
@@ -181,13 +185,36 @@ def read_micro(folder: str | Path) -> MicroFolder:
         if (index < 0).any():
             raise _fail(root / "item_params.csv", "lacks some of the chosen items")
         a = params[[c for c in params.columns if c.startswith("a_")]].to_numpy(np.float64)
-        micro = IRTMicroBenchmark(items=index, weights=items["weight"].to_numpy(np.float64), item_a=a,
-                                  item_b=params["b"].to_numpy(np.float64), estimator=state["estimator"],
-                                  gp_lambda=float(state["gp_lambda"]), prior_sd_theta=float(state["prior_sd_theta"]))
-    else:
-        names = items["item"].astype(str).tolist()
-        micro = MicroBenchmark(items=np.arange(len(items)), weights=items["weight"].to_numpy(np.float64),
-                               reads=state["reads"])
+        return names, IRTMicroBenchmark(items=index, weights=items["weight"].to_numpy(np.float64), item_a=a,
+                                        item_b=params["b"].to_numpy(np.float64), estimator=state["estimator"],
+                                        gp_lambda=float(state["gp_lambda"]),
+                                        prior_sd_theta=float(state["prior_sd_theta"]))
+    names = items["item"].astype(str).tolist()
+    return names, MicroBenchmark(items=np.arange(len(items)), weights=items["weight"].to_numpy(np.float64),
+                                 reads=state["reads"])
+
+
+def read_micro(folder: str | Path) -> MicroFolder:
+    """Read and check a folder written by :func:`write_micro`; every failure is one message."""
+    root = Path(folder).expanduser()
+    if not root.is_dir():
+        raise MicroFolderError(f"{folder}: no such micro-benchmark folder (make one with "
+                               "`python -m mbutils build-micro`)")
+    _verify(root)
+    meta, card, provenance = (read_json(root / name, MicroFolderError)
+                              for name in ("micro.json", "card.json", "provenance.json"))
+    if meta.get("format") != FORMAT:
+        raise _fail(root / "micro.json", f"format {str(meta.get('format'))[:40]!r} is not {FORMAT!r}")
+    absent = [key for key in ("bundle", "n_items", "k", "interval", "estimator") if key not in meta]
+    if absent:
+        raise _fail(root / "micro.json", f"lacks {', '.join(absent)}")
+    try:
+        names, micro = _estimator(root, meta, items := _csv(root / "items.csv"))
+    except MicroFolderError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        raise _fail(root / "micro.json", f"its estimator state is not as build-micro writes it "
+                    f"({type(err).__name__}: {str(err)[:80]})") from None
     card = {key: (np.nan if value is None and key not in ("protocol", "note") else value)
             for key, value in card.items()}
     return MicroFolder(root, meta, items, micro, names, _csv(root / "pool.csv"), _csv(root / "calibration.csv"),

@@ -59,7 +59,7 @@ def _chosen(folder: MicroFolder) -> list[str]:
 
 
 def _document_map(folder: MicroFolder) -> dict[str, str]:
-    """Log item id (``task:doc`` of the original or of the exported micro task) -> chosen item name."""
+    """Column name of a responses table (the item, or ``task:doc`` of the document it is) -> chosen item."""
     from mbutils.results.lm_eval_task import split_item
 
     out = {}
@@ -68,83 +68,184 @@ def _document_map(folder: MicroFolder) -> dict[str, str]:
         out[name] = name
         if parsed is not None:
             out[f"{parsed[0]}:{parsed[1]}"] = name
-    for micro_task, info in (folder.meta.get("lm_eval_tasks") or {}).items():
-        for position, doc in enumerate(info["docs"]):
-            original = out.get(f"{info['task']}:{doc}")
-            if original is not None:
-                out[f"{micro_task}:{position}"] = original
     return out
 
 
-def _place(folder: MicroFolder, names: list[str], correct: np.ndarray, confidence, where: str,
-           models: list[str]) -> Answers:
-    """Put the given columns into the folder's index space; refuse foreign or incomplete results."""
-    lookup = _document_map(folder)
-    mapped = [lookup.get(str(n)) for n in names]
-    chosen = _chosen(folder)
-    have = {m for m in mapped if m is not None}
-    bundle = folder.meta["bundle"]
-    if not have:
-        raise ScoreError(
-            f"{where}: none of its {len(names)} items is in this micro-benchmark of {bundle!r} (its items look like "
-            f"{_names(chosen[:3])}; the file's like {_names(names[:3])}): these are results of another task or "
-            "bundle. Score results of the task the micro-benchmark was built from")
-    missing = [c for c in chosen if c not in have]
-    if missing:
-        tasks = ", ".join(sorted((folder.meta.get("lm_eval_tasks") or {}))) or "the original task"
-        raise ScoreError(f"{where}: {len(missing)} of the micro-benchmark's {len(chosen)} items are missing: "
-                         f"{_names(missing)}; evaluate the model on all of them (lm-eval tasks {tasks} in "
-                         f"{folder.path / 'lm_eval'}) and score the complete logs")
-    space = {name: j for j, name in enumerate(folder.item_names)}
-    cols = np.array([j for j, m in enumerate(mapped) if m is not None])
-    target = np.array([space[mapped[j]] for j in cols])
-    full = np.zeros((len(models), len(folder.item_names)))
-    full[:, target] = correct[:, cols]
-    conf = None
-    if confidence is not None:
-        conf = np.zeros_like(full)
-        conf[:, target] = confidence[:, cols]
-    return Answers(models=models, correct=full, confidence=conf, source=where)
+def _header(path: Path) -> list[str]:
+    """The header row as written (pandas renames a repeated column, hiding it)."""
+    import csv
+
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            return next(csv.reader(handle), [])
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        raise ScoreError(f"{path}: cannot read it as a responses table ({type(err).__name__})") from None
 
 
 def read_responses_csv(folder: MicroFolder, path: Path) -> Answers:
-    """A bundle-format ``responses.csv`` (``model`` column, one 0/1 column per item)."""
+    """A bundle-format ``responses.csv`` (``model`` column, one 0/1 column per item): every chosen item
+    in exactly one column, every model in one row, every answer 0 or 1."""
+    header = _header(path)
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        first = repeated[0]
+        columns = [str(j + 1) for j, name in enumerate(header) if name == first]
+        raise ScoreError(f"{path}: row 1 (header): column {first!r} appears {len(columns)} times (columns "
+                         f"{', '.join(columns)}); give each item one column")
     try:
-        table = pd.read_csv(path, dtype={"model": str})
+        table = pd.read_csv(path, dtype={"model": str}, keep_default_na=False, na_values=[""])
     except Exception as err:  # noqa: BLE001 -- any parser failure: not a responses table
         raise ScoreError(f"{path}: cannot read it as a responses table ({type(err).__name__})") from None
     if "model" not in table.columns:
         raise ScoreError(f"{path}: needs a 'model' column and one 0/1 column per item (the bundle format); "
                          f"it has {_names(table.columns)}")
+    models = table["model"].astype(str).tolist()
+    twice = sorted({m for m in models if models.count(m) > 1})
+    if twice:
+        rows = [str(i + 2) for i, m in enumerate(models) if m == twice[0]]
+        raise ScoreError(f"{path}: model {twice[0]!r} has rows {', '.join(rows)}; give each model one row")
     names = [str(c) for c in table.columns if c != "model"]
-    frame = table.drop(columns="model")
-    # columns the parser read as numbers stay as they are; only the others are converted, cell by cell
-    text = [c for c, kind in frame.dtypes.items() if not pd.api.types.is_numeric_dtype(kind)]
-    if text:
-        frame[text] = frame[text].apply(pd.to_numeric, errors="coerce")
-    values = frame.to_numpy(np.float64)
-    answers = _place(folder, names, np.nan_to_num(values, nan=-1.0), None, str(path),
-                     table["model"].astype(str).tolist())
-    chosen = set(_chosen(folder))
-    chosen_cols = [j for j, n in enumerate(names) if n in chosen]
-    bad = ~np.isin(values[:, chosen_cols], (0.0, 1.0))
+    lookup = _document_map(folder)
+    mapped = [lookup.get(n) for n in names]
+    chosen = _chosen(folder)
+    owner: dict[str, str] = {}
+    for name, item in zip(names, mapped):
+        if item is not None and owner.setdefault(item, name) != name:
+            raise ScoreError(f"{path}: columns {owner[item]!r} and {name!r} are both item {item!r}; keep one")
+    if not owner:
+        raise ScoreError(
+            f"{path}: none of its {len(names)} items is in this micro-benchmark of {folder.meta['bundle']!r} (its "
+            f"items look like {_names(chosen[:3])}; the file's like {_names(names[:3])}): these are results of "
+            "another task or bundle. Score results of the task the micro-benchmark was built from")
+    missing = [c for c in chosen if c not in owner]
+    if missing:
+        raise ScoreError(f"{path}: {len(missing)} of the micro-benchmark's {len(chosen)} items are missing (no column): "
+                         f"{_names(missing)}; evaluate the model on all of them and score complete results")
+    space = {name: j for j, name in enumerate(folder.item_names)}
+    columns = [owner[item] for item in chosen]
+    values = table[columns].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
+    bad = ~np.isin(values, (0.0, 1.0))
     if bad.any():
         row, col = np.argwhere(bad)[0]
-        raise ScoreError(f"{path}: row {row + 2}, column {names[chosen_cols[col]]!r} holds "
-                         f"{table[names[chosen_cols[col]]].iloc[row]!r}; answers must be 0 or 1 on every item of the "
-                         "micro-benchmark")
-    return answers
+        raise ScoreError(f"{path}: row {row + 2}, column {columns[col]!r} holds {table[columns[col]].iloc[row]!r}; "
+                         "answers must be 0 or 1 on every item of the micro-benchmark")
+    full = np.zeros((len(models), len(folder.item_names)))
+    full[:, [space[item] for item in chosen]] = values
+    return Answers(models=models, correct=full, confidence=None, source=str(path))
+
+
+def _chosen_documents(folder: MicroFolder) -> dict[str, dict[int, str]]:
+    """Original task -> {original doc_id: chosen item name}."""
+    from mbutils.results.lm_eval_task import split_item
+
+    out: dict[str, dict[int, str]] = {}
+    for name, subtask in zip(_chosen(folder), folder.items["subtask"].astype(str)):
+        parsed = split_item(name, subtask)
+        if parsed is not None:
+            out.setdefault(parsed[0], {})[parsed[1]] = name
+    return out
+
+
+def _log_tasks(folder: MicroFolder, chosen: dict) -> dict[str, tuple[str, dict | None]]:
+    """Task name a log may carry -> (original task, the exported micro task's entry or None)."""
+    tasks: dict[str, tuple[str, dict | None]] = {task: (task, None) for task in chosen}
+    for micro_task, info in (folder.meta.get("lm_eval_tasks") or {}).items():
+        tasks[str(micro_task)] = (str(info["task"]), info)
+    return tasks
+
+
+def _log_table(sample, results: dict | None, model: str, metric: str, micro: bool):
+    """One samples file's records; documents of a micro task by the original index their filter stamped."""
+    from mbutils.data.importers.lm_eval import _delimiter
+    from mbutils.data.importers.samples import _iter_records, _table_from_records
+    from mbutils.results.lm_eval_filter import STAMP
+
+    index = STAMP if micro else None
+    return _table_from_records(_iter_records(sample.path, metric, None, index), str(sample.path), model=model,
+                               task=sample.task, metric=metric, filter_name=None, subtask_field=None,
+                               delimiter=_delimiter(results, sample.task), index_field=index)
+
+
+def _check_documents(path, task: str, logged: np.ndarray, docs: dict[int, str], micro: bool,
+                     n_docs: int | None) -> None:
+    """A log must hold every chosen document once; a micro task's log nothing else, a full one no
+    document beyond the task's size in the bundle."""
+    have = set(logged.tolist())
+    missing = sorted(set(docs) - have)
+    if missing:
+        raise ScoreError(f"{path}: {len(missing)} of the {len(docs)} documents the micro-benchmark chose from task "
+                         f"{task!r} are not in this log (doc_id {_names(missing)}); run the model on all of them "
+                         "and score the complete log")
+    if micro and len(have) != len(docs):
+        extra = sorted(have - set(docs))
+        raise ScoreError(f"{path}: holds {len(extra)} document(s) the micro-benchmark did not choose (original "
+                         f"doc_id {_names(extra)}); a log of the micro task holds exactly its {len(docs)} documents")
+    if n_docs is not None and len(have) > int(n_docs):
+        raise ScoreError(f"{path}: logs {len(have)} documents of task {task!r}, which had {n_docs} when the "
+                         "micro-benchmark was built: a dataset of another size or version; score a log of the same "
+                         "dataset")
 
 
 def read_lm_eval(folder: MicroFolder, paths: list[Path], metric: str) -> Answers:
-    """lm-eval samples logs of one or more models (original or exported micro tasks)."""
-    from mbutils.data.importers import import_lm_eval
+    """lm-eval samples logs of one or more models, of the original tasks or the exported micro tasks.
 
-    bench = import_lm_eval(paths, metric=metric)
+    Documents are matched by their original index (a micro task's log carries it in ``doc``, stamped by
+    the exported filter), never by position; one log per model and task; every chosen document present
+    exactly once. Anything else is refused with the file named.
+    """
+    from mbutils.data.importers.lm_eval import _results_for, find_sample_files, model_name_from_results
+    from mbutils.data.importers.samples import _load_json
+
+    chosen = _chosen_documents(folder)
+    if not chosen:
+        raise ScoreError(f"{folder.path}: its items name no lm-eval documents, so lm-eval logs cannot be matched to "
+                         "them; score a bundle-format responses.csv")
+    tasks = _log_tasks(folder, chosen)
+    micro_tasks = {micro: entry["task"] for micro, (_, entry) in tasks.items() if entry is not None}
+    by_task = {entry_task: tasks[micro][1] for micro, entry_task in micro_tasks.items()}
+    owner: dict[tuple[str, str], Path] = {}
+    answers: dict[str, dict[str, tuple[float, float]]] = {}
+    files = find_sample_files(paths)
+    used = [sample for sample in files if sample.task in tasks]  # a model's logs of other tasks are not read
+    if not used:
+        raise ScoreError(f"{_names(str(f.path) for f in files)}: none of these logs is of a task this micro-benchmark "
+                         f"of {folder.meta['bundle']!r} chose items from (its tasks: {_names(sorted(tasks))}; the "
+                         f"logs': {_names(sorted({f.task for f in files}))}): these are results of another task or "
+                         "bundle. Score logs of the tasks the micro-benchmark was built from")
+    for sample in used:
+        original, entry = tasks[sample.task]
+        results_path = _results_for(sample.path.parent, sample.stamp)
+        results = _load_json(results_path) if results_path is not None else None
+        model = (model_name_from_results(results) if results else None) or sample.path.parent.name
+        if (model, original) in owner:
+            raise ScoreError(f"{owner[model, original]} and {sample.path} both log model {model!r} on task "
+                             f"{original!r}; give one log per model and task (remove one, or score them in two calls)")
+        owner[model, original] = sample.path
+        table = _log_table(sample, results, model, metric, entry is not None)
+        docs = chosen[original]
+        n_docs = (entry or by_task.get(original) or {}).get("n_docs")
+        _check_documents(sample.path, original, table.doc_id, docs, entry is not None, n_docs)
+        keep = np.isin(table.doc_id, list(docs))
+        cells = answers.setdefault(model, {})
+        for doc, right, conf in zip(table.doc_id[keep], table.correct[keep], table.confidence[keep]):
+            cells[docs[int(doc)]] = (float(right), float(conf))
+    for model in answers:
+        lacking = [task for task in chosen if (model, task) not in owner]
+        if lacking:
+            raise ScoreError(f"model {model!r} has no log of task(s) {_names(lacking)}, from which the micro-benchmark "
+                             "chose items; give its logs of every task (lm-eval tasks "
+                             f"{_names(sorted(micro_tasks)) or _names(sorted(chosen))})")
+    models = list(answers)
+    space = {name: j for j, name in enumerate(folder.item_names)}
+    correct = np.zeros((len(models), len(folder.item_names)))
+    confidence = np.zeros_like(correct)
+    for i, model in enumerate(models):
+        for name, (right, conf) in answers[model].items():
+            correct[i, space[name]], confidence[i, space[name]] = right, conf
+    picked = [space[name] for name in _chosen(folder)]
+    usable = np.isfinite(confidence[:, picked]).all()
     where = ", ".join(map(str, paths[:3])) + (" ..." if len(paths) > 3 else "")
-    answers = _place(folder, bench.items.astype(str).tolist(), bench.correct.astype(np.float64),
-                     bench.confidence, where, bench.models.astype(str).tolist())
-    return answers
+    return Answers(models=models, correct=correct, confidence=confidence if usable else None, source=where)
 
 
 def read_answers(folder: MicroFolder, paths, metric: str = "acc") -> Answers:

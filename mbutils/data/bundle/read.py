@@ -32,7 +32,7 @@ from mbutils.data.catalogue import STAND_INS
 from mbutils.data.datapath import data_folders, describe_data_path
 from mbutils.base.errors import BundleError
 from mbutils.data.bundle.format import CONFIDENCE, ITEMS, MISSING_POLICIES, MODELS, RESPONSES, TARGET_SETS
-from mbutils.base.validation import check_choice
+from mbutils.base.validation import check_choice, unsafe_names
 
 #: A bundle file may be stored compressed: ``responses.csv.gz`` is read as ``responses.csv``.
 COMPRESSED = ".gz"
@@ -376,10 +376,10 @@ def _value_hint(raw: str) -> str:
 
 
 def _unusable(names: np.ndarray) -> np.ndarray:
-    """Positions of names no command can take: only white space, or a line break or tab inside
-    (options, logs and tables would split or lose them)."""
-    text = pd.Series(names, dtype=object).astype(str)
-    return np.flatnonzero(((text.str.strip() == "") & (text != "")) | text.str.contains(r"[\r\n\t]", regex=True))
+    """Positions of names no command can take: only white space, or a line break, tab, other control,
+    Unicode line separator or bidirectional control inside (options, logs, tables and exported task
+    files would split them or show other text than is stored)."""
+    return unsafe_names(names)
 
 
 def _duplicates(names: np.ndarray, lines) -> tuple[list[tuple[str, list]], int]:
@@ -426,7 +426,7 @@ def _read_responses(folder: Path, log: _Log) -> _Responses | None:
     if odd.size:
         log.error(RESPONSES, "row 1 (header)",
                   f"column(s) {_numbers((odd + 2).tolist())} have an item name that is only white space or holds a "
-                  "line break or tab; give each item a plain name")
+                  "line break, tab or other control character; give each item a plain name")
     dups, n_dups = _duplicates(items, np.arange(2, items.size + 2))
     log.listing(
         RESPONSES,
@@ -465,7 +465,7 @@ def _read_responses(folder: Path, log: _Log) -> _Responses | None:
     odd = _unusable(resp.models)
     if odd.size:
         log.error(RESPONSES, f"row(s) {_numbers(resp.lines[odd].tolist())}",
-                  "model name that is only white space or holds a line break or tab; give each model a plain name")
+                  "model name that is only white space or holds a line break, tab or other control character; give each model a plain name")
     dups, n_dups = _duplicates(resp.models, resp.lines)
     log.listing(
         RESPONSES,
@@ -557,7 +557,7 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
     odd = _unusable(names)
     if odd.size:
         log.error(ITEMS, f"row(s) {_numbers(lines[odd].tolist())}",
-                  "item name that is only white space or holds a line break or tab; give each item a plain name")
+                  "item name that is only white space or holds a line break, tab or other control character; give each item a plain name")
     dups, n_dups = _duplicates(names, lines)
     log.listing(
         ITEMS,
@@ -565,6 +565,11 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
          for n, w in dups],
         n_dups, "repeated items",
     )
+    odd = _unusable(subtasks)
+    if odd.size:
+        log.error(ITEMS, f"row(s) {_numbers(lines[odd].tolist())}, column 'subtask'",
+                  "subtask name that is only white space or holds a line break, tab or other control "
+                  "character; give each subtask a plain name")
     no_subtask = np.flatnonzero(subtasks == "")
     log.listing(
         ITEMS,

@@ -68,6 +68,7 @@ from scipy.special import softmax
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import BundleError
+from mbutils.base.jsonfiles import parse_json, read_json
 from mbutils.base.validation import check_choice
 
 
@@ -93,14 +94,19 @@ DOC_CHECKS = ("error", "warn", "ignore")
 LISTED = 5
 
 
-def _iter_records(path: Path, metric: str, subtask_field: str | None = None) -> Iterator[tuple[int, dict]]:
+#: Document ids beyond this are no index of a dataset (and would overflow the arrays).
+MAX_DOC_ID = 2**53
+
+
+def _iter_records(path: Path, metric: str, subtask_field: str | None = None,
+                  index_field: str | None = None) -> Iterator[tuple[int, dict]]:
     """(line or row number, record) for a JSONL, JSON-array or Parquet samples file.
 
     For Parquet only the fields the import reads are loaded: the prompts, raw responses and
     documents are most of the bytes and are skipped.
     """
     if path.suffix == ".parquet":
-        yield from _parquet_records(path, metric, subtask_field)
+        yield from _parquet_records(path, metric, subtask_field, index_field)
         return
     with path.open("rb") as fh:
         head = fh.read(4096).lstrip()
@@ -112,6 +118,10 @@ def _iter_records(path: Path, metric: str, subtask_field: str | None = None) -> 
         except json.JSONDecodeError as err:
             raise BundleError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}); the file "
                               "may be truncated: re-run the evaluation or remove the file") from None
+        except (RecursionError, ValueError):
+            records = parse_json(text, str(path), BundleError)  # raises its one message
+        if not isinstance(records, list):
+            raise BundleError(f"{path}: a samples file holds one JSON object per line, or one array of them")
         for number, record in enumerate(records, 1):
             yield number, _record_dict(record, path, number)
         return
@@ -126,6 +136,8 @@ def _iter_records(path: Path, metric: str, subtask_field: str | None = None) -> 
                 raise BundleError(
                     f"{path}, line {number}: not valid JSON ({err.msg} at column {err.colno}); the "
                     "file may be truncated or edited: re-run the evaluation or remove the file") from None
+            except (RecursionError, ValueError):
+                record = parse_json(line, f"{path}, line {number}", BundleError)  # raises its one message
             yield number, _record_dict(record, path, number)
 
 
@@ -141,12 +153,12 @@ def _doc_id(value) -> int:
     """A document id as logged: an integer, or text or a float holding one exactly (2.7 is refused)."""
     if isinstance(value, bool):
         raise ValueError(value)
-    if isinstance(value, int):
-        return value
     if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+        value = int(value)
+    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) < 20:
+        value = int(value)
+    if isinstance(value, int) and 0 <= value < MAX_DOC_ID:
+        return value
     raise ValueError(value)
 
 
@@ -157,7 +169,8 @@ def _record_dict(record, path: Path, number: int) -> dict:
     return record
 
 
-def _parquet_records(path: Path, metric: str, subtask_field: str | None) -> Iterator[tuple[int, dict]]:
+def _parquet_records(path: Path, metric: str, subtask_field: str | None,
+                     index_field: str | None = None) -> Iterator[tuple[int, dict]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -170,9 +183,9 @@ def _parquet_records(path: Path, metric: str, subtask_field: str | None) -> Iter
         requests = ([f.name for f in args if pa.types.is_struct(f.type) and f.type.get_field_index("arg_1") >= 0]
                     if args is not None and pa.types.is_struct(args) else [])
         doc = schema.field("doc").type if "doc" in schema.names else None
-        by_doc = (subtask_field is not None and doc is not None and pa.types.is_struct(doc)
-                  and doc.get_field_index(subtask_field) >= 0)
-        columns = top + ([f"doc.{subtask_field}"] if by_doc else []) + [f"arguments.{r}.arg_1" for r in requests]
+        fields = [f for f in (subtask_field, index_field) if f is not None and doc is not None
+                  and pa.types.is_struct(doc) and doc.get_field_index(f) >= 0]
+        columns = top + [f"doc.{f}" for f in fields] + [f"arguments.{r}.arg_1" for r in requests]
         table = file.read(columns=columns)  # nested paths: structs pruned to these leaves
     except Exception as err:  # any reader failure means the file is not usable Parquet
         raise BundleError(f"{path}: cannot read it as Parquet ({type(err).__name__}: {err})") from None
@@ -242,7 +255,7 @@ def _scoring(metric: str) -> str:
 
 def _table_from_records(records: Iterable[tuple[int, dict]], source: str, *, model: str, task: str,
                         metric: str, filter_name: str | None, subtask_field: str | None,
-                        delimiter: str | None) -> _TaskTable:
+                        delimiter: str | None, index_field: str | None = None) -> _TaskTable:
     """Parse one file's records: per-record Python only extracts fields; the arithmetic is array-wide."""
     unit = "row" if source.endswith(".parquet") else "line"
     cols: dict[str, list] = {k: [] for k in ("line", "filter", "doc_id", "value", "lls", "conts",
@@ -262,8 +275,10 @@ def _table_from_records(records: Iterable[tuple[int, dict]], source: str, *, mod
         try:
             doc_id = _doc_id(rec["doc_id"])
         except (TypeError, ValueError):
-            raise BundleError(f"{source}, {unit} {number}: doc_id {str(rec['doc_id'])[:40]!r} is not a whole "
-                              "number; document ids must be integers (the log may have been edited)") from None
+            raise BundleError(f"{source}, {unit} {number}: doc_id {str(rec['doc_id'])[:40]!r} is not a document "
+                              f"index (a whole number from 0 to {MAX_DOC_ID:,}); the log may have been edited") from None
+        if index_field is not None:
+            doc_id = _original_index(rec, index_field, source, f"{unit} {number}")
         cols["line"].append(number)
         cols["filter"].append(str(rec.get("filter") or "none"))
         cols["doc_id"].append(doc_id)
@@ -299,6 +314,21 @@ def _table_from_records(records: Iterable[tuple[int, dict]], source: str, *, mod
         n_choices=np.array([0 if x is None else len(x) for x in lls], dtype=np.int64),
         doc_hash=np.array(cols["hash"], dtype=object)[keep], subtask=subtask,
     )
+
+
+def _original_index(record: dict, field: str, source: str, where: str) -> int:
+    """The document's index in the original split, stamped by an exported micro task's filter."""
+    doc = record.get("doc")
+    value = doc.get(field) if isinstance(doc, dict) else None
+    if value is None:
+        raise BundleError(f"{source}, {where}: the document carries no {field!r}, the original index the "
+                          "micro-benchmark's filter stamps on every document it keeps; the task ran on a "
+                          "dataset of another size than the micro-benchmark was built on (so nothing was "
+                          "filtered), or the log was edited. Check the dataset version and run the task again")
+    try:
+        return _doc_id(value)
+    except (TypeError, ValueError):
+        raise BundleError(f"{source}, {where}: {field} {str(value)[:40]!r} is not a document index") from None
 
 
 def _filter_mask(filters: np.ndarray, wanted: str | None, source: str) -> np.ndarray:
@@ -500,13 +530,8 @@ def _resolve_confidence(conf: np.ndarray, long: pd.DataFrame, wanted: bool | Non
 
 
 def _load_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
-        raise BundleError(f"{path}: cannot read the results file ({err})") from None
-    if not isinstance(data, dict):
-        raise BundleError(f"{path}: a results file must hold a JSON object")
-    return data
+    """A results file beside samples logs: one JSON object, or one message naming the file."""
+    return read_json(path, BundleError, what="a results JSON object")
 
 
 def _progress(iterable, show: bool, desc: str):
