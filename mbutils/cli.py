@@ -123,6 +123,31 @@ def _read_results(path: str) -> pd.DataFrame:
                            f"{str(err).splitlines()[0][:200] if str(err) else ''})") from None
 
 
+def _whole_results(path: str, args) -> pd.DataFrame:
+    """A results table to score: refused when runs or sizes are missing, unless --allow-partial (then
+    a note says so on stderr, and in a markdown table's output)."""
+    from mbutils.results.completeness import check_complete
+    from mbutils.results.metrics import check_results
+
+    table = _read_results(path)
+    try:
+        check_results(table)
+    except ResultsError as err:
+        raise ResultsError(f"{path}: {err}") from None
+    note = check_complete(table, path, getattr(args, "allow_partial", False))
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+        args.partial_note = note
+    return table
+
+
+def _say_partial(args) -> None:
+    """The partial-results note in a markdown output too (a CSV output stays a plain table)."""
+    note = getattr(args, "partial_note", "")
+    if note and getattr(args, "format", "") == "markdown":
+        sys.stdout.write(f"\n> Note: {note}.\n")
+
+
 def _bundle_folder(data: str) -> Path | None:
     """The folder a --data value names, when it names one (synthetic stand-ins have none)."""
     from mbutils.data.bundle import find_bundle
@@ -230,11 +255,12 @@ def cmd_mdad(args) -> int:
     from mbutils.results.metrics import mdad_table
     from mbutils.base.tables import render
 
-    table = mdad_table(_read_results(args.results), threshold=args.threshold, split=args.split,
+    table = mdad_table(_whole_results(args.results, args), threshold=args.threshold, split=args.split,
                        bin_width=args.bin_width, tie_rule=args.tie_rule, method=args.method,
                        ci=args.ci, n_boot=args.bootstrap, seed=args.seed)
     columns = ["selector", "size", "mdad", "ci_low", "ci_high", "n_pairs"]
     sys.stdout.write(render(table[columns], args.format))
+    _say_partial(args)
     return 0
 
 
@@ -242,22 +268,16 @@ def cmd_summary(args) -> int:
     from mbutils.results.metrics import summary_table
     from mbutils.base.tables import render
 
-    sys.stdout.write(render(summary_table(_read_results(args.results)), args.format))
+    sys.stdout.write(render(summary_table(_whole_results(args.results, args)), args.format))
+    _say_partial(args)
     return 0
 
 
 def cmd_combine(args) -> int:
     from mbutils.base.provenance import combine
 
-    from mbutils.results.metrics import check_results
-
     _check_out(args.out, args.results, args.force)
-    tables = [_read_results(path) for path in args.results]
-    for table, path in zip(tables, args.results):
-        try:
-            check_results(table)
-        except ResultsError as err:
-            raise ResultsError(f"{path}: {err}") from None
+    tables = [_whole_results(path, args) for path in args.results]
     combined = combine(tables, [str(path) for path in args.results])
     _write_table(combined, args.out, args.force)
     print(f"wrote {len(combined):,} rows of {len(tables)} experiments ({combined['run'].nunique()} runs) "
@@ -462,13 +482,11 @@ def _protocol_from(args):
                     target_set=getattr(args, "target_set", None))
 
 
-def _results_of(bench, path: str) -> pd.DataFrame:
+def _results_of(bench, path: str, args) -> pd.DataFrame:
     """A results table given with --results, refused when another bundle produced it."""
-    from mbutils.results.metrics import check_results
     from mbutils.base.provenance import check_bundle
 
-    results = _read_results(path)
-    check_results(results)
+    results = _whole_results(path, args)
     check_bundle(results, bench.content_hash, bench.name, path)
     unknown = sorted(set(results["model"].astype(str)) - set(map(str, bench.models)))
     if unknown:
@@ -509,7 +527,7 @@ def cmd_plan(args) -> int:
         args.sizes = [k for k in (10, 25, 50, 100, 200) if k <= n_seen_items(bench)] or [n_seen_items(bench)]
     protocol = _protocol_from(args)
     if args.results:
-        results = _results_of(bench, args.results)
+        results = _results_of(bench, args.results, args)
     else:
         results = cached_results(bench, args.sizes, protocol)
     plan = plan_table(bench, args.gap, args.agreement, results, truth=args.truth, protocol=protocol,
@@ -675,12 +693,16 @@ def _table_parsers(sub, common) -> None:
     _add_mdad_options(p, ["pairs", "runs", "none"], "pairs")
     p.add_argument("--seed", type=SEED, default=0, help="seed of the bootstrap")
     p.add_argument("--format", choices=["csv", "markdown"], default="csv", help="output format")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="score results with runs or sizes missing (refused otherwise); the output says so")
     p.set_defaults(func=cmd_mdad)
 
     p = sub.add_parser("summary", parents=[common], formatter_class=_Formatter,
                        help="Kendall tau and estimation error per selector x size")
     p.add_argument("results", help="results table of one experiment (.parquet or .csv)")
     p.add_argument("--format", choices=["csv", "markdown"], default="csv", help="output format")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="score results with runs or sizes missing (refused otherwise); the output says so")
     p.set_defaults(func=cmd_summary)
 
     p = sub.add_parser("combine", parents=[common], formatter_class=_Formatter,
@@ -691,6 +713,8 @@ def _table_parsers(sub, common) -> None:
     p.add_argument("results", nargs="+", help="results tables (.parquet or .csv), two or more")
     p.add_argument("--out", required=True, help="combined results file (.parquet or .csv)")
     p.add_argument("--force", action="store_true", help="replace an existing --out")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="score results with runs or sizes missing (refused otherwise); the output says so")
     p.set_defaults(func=cmd_combine)
 
 
@@ -714,6 +738,8 @@ def _bundle_parsers(sub, common) -> None:
                    help="judge against the seen half (the paper's protocol) or all items")
     p.add_argument("--results", default=None,
                    help="results of an experiment on this bundle to compare selectors (default: cache)")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="score results with runs or sizes missing (refused otherwise); the output says so")
     p.add_argument("--sizes", type=_sizes, default=None,
                    help="sizes of the cached experiment to look up (default 10,25,50,100,200); with --pair: "
                    "the sizes to show (default a few up to N)")

@@ -277,7 +277,7 @@ def _lm_eval_log(folder: Path, model: str, doc_ids) -> None:
 def test_lm_eval_fractional_doc_id_and_namesake_folders_are_refused(tmp_path):
     _lm_eval_log(tmp_path / "a", "org/m", [0, 1, 2.7])
     code, _, err = run("import", "lm-eval", tmp_path / "a", "--out", tmp_path / "x", "--quiet")
-    assert code == 1 and "line 3: doc_id '2.7' is not a whole number" in err, err
+    assert code == 1 and "line 3: doc_id '2.7' is not a document index" in err, err
     _lm_eval_log(tmp_path / "b" / "one", "org/m", [0, 1, 2])
     _lm_eval_log(tmp_path / "b" / "two", "org/m", [0, 1, 2])
     code, _, err = run("import", "lm-eval", tmp_path / "b", "--out", tmp_path / "y", "--quiet")

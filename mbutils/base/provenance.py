@@ -210,6 +210,43 @@ def _check_not_repeated(tables: list[pd.DataFrame], labels: list[str]) -> None:
             seen.setdefault(fingerprint, (label, key))
 
 
+#: What two experiments must share to be pooled: the bundle, the protocol but for its seed and runs,
+#: and the sizes. Different seeds (and run counts) are what combining is for.
+_POOLABLE_PROTOCOL_SKIPS = ("seed", "n_runs")
+
+
+def _design(record: dict) -> dict:
+    """The part of an experiment's record that pooled experiments must share."""
+    protocol = record.get("protocol") if isinstance(record.get("protocol"), dict) else {}
+    return {"bundle_hash": record.get("bundle_hash"), "sizes": record.get("sizes"),
+            "protocol": {k: v for k, v in protocol.items() if k not in _POOLABLE_PROTOCOL_SKIPS}}
+
+
+def _check_same_design(tables: list[pd.DataFrame], labels: list[str]) -> None:
+    """Refuse to pool experiments of different bundles, protocols or sizes, or any without a record."""
+    first: tuple[str, dict] | None = None
+    for table, label in zip(tables, labels):
+        own = records(table)
+        if not own:
+            raise ResultsError(f"{label}: carries no provenance (a CSV without its .provenance.json, or a table "
+                               "written by hand), so combine cannot check that it is of the same bundle and "
+                               "protocol as the others; combine the files the experiment wrote")
+        for record in own.values():
+            design = _design(record)
+            if first is None:
+                first = (label, design)
+                continue
+            other, expected = first
+            for key, what in (("bundle_hash", "bundle"), ("protocol", "protocol"), ("sizes", "sizes")):
+                if design[key] != expected[key]:
+                    mine = record.get("bundle") if key == "bundle_hash" else design[key]
+                    raise ResultsError(
+                        f"{label} and {other} come from different {what}s ({str(mine)[:120]} against "
+                        f"{str(expected[key])[:120] if key != 'bundle_hash' else 'another bundle'}); pooling their "
+                        "pairs would mix experiments that answer different questions. Combine experiments of one "
+                        "bundle, protocol and sizes that differ only in seed")
+
+
 def combine(tables: list[pd.DataFrame], labels: list[str]) -> pd.DataFrame:
     """Join experiments on purpose: runs are renumbered apart, the record lists every source.
 
@@ -221,6 +258,7 @@ def combine(tables: list[pd.DataFrame], labels: list[str]) -> pd.DataFrame:
     if len(set(labels)) < len(labels):
         raise ResultsError("combine was given the same file twice; each experiment may appear once")
     _check_not_repeated(tables, labels)
+    _check_same_design(tables, labels)
     parts, offset, sources, counts = [], 0, {}, set()
     for table, label in zip(tables, labels):
         check_unmixed(table)
