@@ -177,6 +177,11 @@ def _check_out(out: str, inputs=(), force: bool = False) -> Path:
     if not path.parent.is_dir():
         raise ResultsError(f"{out}: the folder {path.parent} does not exist")
     _refuse_existing(path, force)
+    if path.suffix == ".csv":
+        from mbutils.base.provenance import sidecar_path
+
+        check_not_input(sidecar_path(path), inputs, ResultsError)
+        _refuse_existing(sidecar_path(path), force, "--out (a CSV keeps its provenance in that file beside it)")
     return path
 
 

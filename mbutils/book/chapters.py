@@ -158,6 +158,11 @@ def chapter_parameters(chapter: str | Path) -> dict[str, dict]:
     return params
 
 
+#: Counts a chapter parameter may take, checked before anything runs (the command line's limits).
+PARAMETER_BOUNDS = {"runs": (1, 100_000), "source_runs": (1, 100_000), "sources": (1, 10**6),
+                    "targets": (2, 10**6), "seed": (0, 2**63 - 1), "jobs": (-1, 1024)}
+
+
 def _check_params(chapter: Path, params: dict) -> dict:
     known = chapter_parameters(chapter)
     unknown = [name for name in params if name not in known]
@@ -166,7 +171,15 @@ def _check_params(chapter: Path, params: dict) -> dict:
             f"chapter {chapter.stem!r} has no parameter {', '.join(map(repr, unknown))}; "
             f"its parameters: {', '.join(known)}"
         )
-    return {name: parse_value(value) for name, value in params.items()}
+    values = {name: parse_value(value) for name, value in params.items()}
+    for name, (low, high) in PARAMETER_BOUNDS.items():
+        value = values.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ChapterError(f"chapter {chapter.stem!r}: parameter {name} must be a whole number from {low:,} to "
+                               f"{high:,}, not {str(value)[:40]!r}")
+    return values
 
 
 @contextmanager

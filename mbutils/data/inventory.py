@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mbutils.data.bundle.read import _read_bundle, list_bundles
+from mbutils.data.bundle.read import _read_bundle, is_bundle, list_bundles
 from mbutils.data.catalogue import STAND_INS
 from mbutils.data.datapath import data_folders, describe_data_path
 from mbutils.base.errors import BundleError
@@ -114,6 +114,9 @@ def describe(name: str) -> str:
     rows = {r["name"]: r for r in inventory()}
     if name not in rows:
         folder = Path(name).expanduser()
+        if folder.is_dir() and not is_bundle(folder):
+            raise BundleError(f"{folder}: not a bundle (it holds no responses.csv or responses.csv.gz); give a "
+                              "bundle's folder or a name on the data path (`python -m mbutils data` lists them)")
         if folder.is_dir():
             rows[name] = folder_record(folder.name, folder.resolve())
         else:
