@@ -159,6 +159,8 @@ LANE_MODULES: dict[str, set[str]] = {
     "test_book_browser.py": {"book"},
     # Runs bench_gpqa through run_chapter twice, before and after editing a knob (41 s).
     "test_knobs.py": {"book"},
+    # Runs the real lm-evaluation-harness (dummy model, local dataset) three times (18 s).
+    "test_harness.py": {"slow"},
 }
 
 #: Single tests (module, name; ``Class::name`` for a method) -> markers. A name without

@@ -4,7 +4,8 @@ A table with some runs or sizes deleted is still a table every metric can read, 
 intervals look like results; they are not the experiment's. The expected grid comes from the
 provenance (runs, selectors and sizes of each experiment, runs of a combination offset as
 :func:`mbutils.base.provenance.combine` numbered them); a table without one is checked against
-itself (every selector at every run and size any row names, the same number of targets in each).
+itself (every selector at every run and size any row names, the same number of targets in each), so
+rows cut evenly from every group of such a table cannot be seen: keep a CSV's ``.provenance.json``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,17 @@ from mbutils.base.provenance import records
 
 GROUP = ["run", "selector", "size"]
 PARTIAL_HINT = "pass --allow-partial to score what is there anyway (the output then says it is partial)"
+
+
+def _targets(table: pd.DataFrame) -> int | None:
+    """Target models per group the provenance promises (None: not recorded, or a named target set)."""
+    counts = set()
+    for record in records(table).values():
+        protocol = record.get("protocol") if isinstance(record.get("protocol"), dict) else {}
+        if protocol.get("target_set") is not None or not isinstance(protocol.get("n_targets"), int):
+            return None
+        counts.add(protocol["n_targets"])
+    return counts.pop() if len(counts) == 1 else None
 
 
 def _expected(table: pd.DataFrame) -> set[tuple[int, str, int]] | None:
@@ -56,12 +68,12 @@ def incompleteness(table: pd.DataFrame) -> str:
     if missing:
         problems.append(f"{len(missing)} of {len(expected)} (run, selector, size) groups are missing "
                         f"({_shown(missing)})")
-    sizes = counts.value_counts()
-    if len(sizes) > 1:
-        usual = int(sizes.index[0])
-        short = counts[counts != usual]
+    promised = _targets(table)
+    if counts.nunique() > 1 or (promised is not None and int(counts.max()) != promised):
+        full = promised if promised is not None else int(counts.max())
+        short = counts[counts != full]
         (r, s, k), n = short.index[0], int(short.iloc[0])
-        problems.append(f"{len(short)} group(s) hold another number of target models than the usual {usual} "
+        problems.append(f"{len(short)} group(s) hold another number of target models than the experiment's {full} "
                         f"(e.g. run {r}, {s}, size {k}: {n})")
     return "; ".join(problems)
 

@@ -25,6 +25,7 @@ case-insensitive file system, or one name once ``-`` and ``.`` read as ``_``, ar
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -140,11 +141,19 @@ def find_task_yaml(task: str, tasks_dir: str | Path | None) -> str:
                 return str(path.resolve())
         raise BundleError(f"--lm-eval-tasks {tasks_dir}: no YAML file there defines task {task!r}; point it at "
                           "the folder holding that task's config (the harness's lm_eval/tasks, or a copy)")
+    index = harness_index()
+    return _yaml_entry_path(index.get(task) or {}) or f"{task}.yaml"
+
+
+@functools.cache
+def harness_index() -> dict:
+    """The installed harness's task index (task -> entry), read once per process (indexing its thousands
+    of task configs takes seconds); empty when lm_eval is not installed."""
     try:
         from lm_eval.tasks import TaskManager  # optional: pip install 'mbutils[lm-eval]'
     except ImportError:
-        return f"{task}.yaml"
-    return _yaml_entry_path(TaskManager().task_index.get(task) or {}) or f"{task}.yaml"
+        return {}
+    return dict(TaskManager().task_index)
 
 
 class _Function(str):
