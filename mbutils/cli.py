@@ -577,6 +577,7 @@ def cmd_build_micro(args) -> int:
     from mbutils.data.bundle import find_bundle
     from mbutils.data.datasets import load_benchmark
     from mbutils.methods.selectors import make_selector
+    from mbutils.results.lm_eval_task import check_exportable
     from mbutils.results.micro_folder import check_out, write_micro
     from mbutils.results.microbench import build_micro
 
@@ -588,6 +589,9 @@ def cmd_build_micro(args) -> int:
     selector = make_selector(args.selector, **_params(args.param))
     exclude = _read_model_list(args.exclude_models) if args.exclude_models else []
     bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
+    check_exportable(bench.items, bench.subtasks)  # names the export would refuse, before any work
+    if args.lm_eval_tasks is not None and not Path(args.lm_eval_tasks).is_dir():
+        raise MbutilsError(f"--lm-eval-tasks {args.lm_eval_tasks}: no such folder of lm-eval task configs")
     built = build_micro(bench, selector, args.k, seed=args.seed, exclude=exclude, runs=args.runs,
                         threshold=args.threshold, jobs=args.jobs, progress=not args.quiet)
     path = write_micro(built, args.out, bundle_folder=bundle_folder, force=args.force, tasks_dir=args.lm_eval_tasks)

@@ -6,7 +6,7 @@ logs with odd, missing, repeated or foreign documents; edited micro folders; res
 and checks the contract: nothing written outside ``--out``, nothing of the input executed (the
 exported filter is the package's fixed file, the YAML holds the three keys written), no traceback or
 internal error, and never a number printed with exit 0 that is not the right one. Examples are drawn
-from a fixed seed (``derandomize``), so a failure reproduces; 640 are drawn in all.
+from a fixed seed (``derandomize``), so a failure reproduces; 700 are drawn in all.
 """
 
 from __future__ import annotations
@@ -216,3 +216,30 @@ def test_results_with_rows_cut_are_refused_unless_partial(results, cut, command,
             assert ("partial results" in out) == (fmt == "markdown")
         else:  # a metric that cannot pool runs of unequal targets refuses on its own, in one message
             refused((code, out, err))
+
+
+# -- 6. combine and plan on drawn inputs: refused in one message, or right (60 drawn) --------------
+
+@settings(max_examples=30, **RULES)
+@given(pair=st.lists(st.sampled_from(["a.parquet", "a.csv", "b.parquet", "c.parquet"]), min_size=2, max_size=3))
+def test_combine_of_drawn_results_pools_only_one_design_and_never_a_draw_twice(results, pair):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "both.parquet"
+        code, _, err = run("combine", *[results[name] for name in pair], "--out", out)
+        # a and c differ in protocol, b is another bundle, and a.csv is a.parquet's own draw
+        if len(set(pair)) == len(pair) and len(set(pair) & {"a.parquet", "a.csv"}) <= 1 and len(
+                {"a" if n.startswith("a.") else n for n in pair}) == 1:
+            assert code == 0, err
+        else:
+            refused((code, "", err))
+            assert not out.exists()
+
+
+@settings(max_examples=30, **RULES)
+@given(a=NAME, b=NAME, gap=st.sampled_from(["2", "0", "-1", "nan", "1e309", "x", "100"]))
+def test_plan_takes_hostile_model_names_and_gaps_without_a_crash(gpqa, a, b, gap):
+    for args in (["--pair", a, b], ["--gap", gap]):
+        code, out, err = run("plan", "--data", gpqa, *args)
+        assert code in (0, 1, 2) and "Traceback" not in err and "internal error" not in err, err
+        if args[0] == "--pair":
+            refused((code, out, err), codes=(1, 2))  # no drawn name is a model of the bundle
