@@ -14,7 +14,7 @@ Everything in ``__all__`` is the stable contract; other modules are the package'
 workings and may change.
 """
 
-__version__ = "0.1.0"
+from mbutils.base.version import __version__  # noqa: E402  (the one literal lives in the base layer)
 
 from mbutils.data.datapath import pin_environment as _pin_data_path  # noqa: E402
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mbutils import __version__
+from mbutils.base.version import __version__
 from mbutils.base.errors import MbutilsError, ResultsError
 from mbutils.base.folders import check_not_input, check_output_folder
 from mbutils.base.tables import mdad_text

@@ -25,15 +25,17 @@ LAYERS = (
 )
 
 
-def _module_name(path: Path) -> str:
-    rel = path.relative_to(PACKAGE).with_suffix("")
+def _module_name(path: Path, package: Path = PACKAGE) -> str:
+    rel = path.relative_to(package).with_suffix("")
     parts = [p for p in rel.parts if p != "__init__"]
     return ".".join(["mbutils", *parts])
 
 
-def import_graph() -> dict[str, set[str]]:
-    """mbutils module -> the mbutils modules it imports anywhere in its source."""
-    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """mbutils module -> the mbutils modules it imports anywhere in its source, the package root
+    (``mbutils``, the interface layer) included: ``from mbutils import X`` is an import of the root
+    unless X is a module of the package."""
+    modules = {_module_name(p, package): p for p in package.rglob("*.py")}
     graph = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -44,12 +46,12 @@ def import_graph() -> dict[str, set[str]]:
                 target = ".".join(base + ([node.module] if node.module else []))
                 candidates = [target] + [f"{target}.{a.name}" for a in node.names]
                 deps |= {c for c in candidates if c in modules}
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mbutils"):
-                deps |= {c for c in [node.module, *(f"{node.module}.{a.name}" for a in node.names)] if c in modules}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "mbutils":
+                subs = {f"{node.module}.{a.name}" for a in node.names} & set(modules)
+                deps |= subs if len(subs) == len(node.names) else subs | ({node.module} & set(modules))
             elif isinstance(node, ast.Import):
                 deps |= {a.name for a in node.names if a.name in modules}
         deps.discard(name)
-        deps.discard("mbutils")  # the package's __init__ only re-exports
         graph[name] = deps
     return graph
 
@@ -102,12 +104,34 @@ def test_every_module_lives_in_a_layer_folder():
     assert top == sorted(["__init__.py", "__main__.py", "cli.py", *(name for name, _ in LAYERS if name != "interface")])
 
 
-def test_every_import_points_down_the_layer_table():
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that points up the layer table (the package root is the interface layer)."""
     rank = {name: i for i, (name, _) in enumerate(LAYERS)}
-    bad = [f"{module} ({layer_of(module)}) imports {dep} ({layer_of(dep)})"
-           for module, deps in import_graph().items() for dep in deps
-           if rank[layer_of(dep)] > rank[layer_of(module)]]
+    return [f"{module} ({layer_of(module)}) imports {dep} ({layer_of(dep)})"
+            for module, deps in sorted(graph.items()) for dep in sorted(deps)
+            if rank[layer_of(dep)] > rank[layer_of(module)]]
+
+
+def test_every_import_points_down_the_layer_table():
+    graph = import_graph()
+    assert "mbutils" in graph and graph["mbutils"], "the package root must be read too"
+    bad = upward_imports(graph)
     assert not bad, "\n".join(bad)
+
+
+def test_the_layer_check_fails_on_an_injected_upward_import(tmp_path):
+    """A copy of the package with one upward import added (from the root, and from a higher layer)
+    shows exactly those arrows: the check can fail."""
+    import shutil
+
+    copy = Path(shutil.copytree(PACKAGE, tmp_path / "mbutils", ignore=shutil.ignore_patterns("__pycache__")))
+    assert upward_imports(import_graph(copy)) == []
+    target = copy / "base" / "errors.py"
+    target.write_text(target.read_text() + "\nfrom mbutils import __version__\n"
+                      "\n\ndef _late():\n    from mbutils.results.metrics import mdad_table\n")
+    assert upward_imports(import_graph(copy)) == [
+        "mbutils.base.errors (base) imports mbutils (interface)",
+        "mbutils.base.errors (base) imports mbutils.results.metrics (results)"]
 
 
 def test_the_readme_layout_is_the_layer_table():

@@ -151,7 +151,7 @@ def check_unmixed(table: pd.DataFrame) -> None:
 
 def check_version(table: pd.DataFrame) -> None:
     """Refuse results a newer mbutils wrote (a later major or minor version may change their meaning)."""
-    from mbutils import __version__
+    from mbutils.base.version import __version__
 
     ours = tuple(int(part) for part in __version__.split(".")[:2])
     for record in records(table).values():

@@ -24,7 +24,7 @@ import shutil
 from importlib.util import find_spec
 from pathlib import Path
 
-from mbutils import __version__
+from mbutils.base.version import __version__
 from mbutils.data.datapath import pin_environment, signature
 from mbutils.base.fingerprint import book_fingerprint
 from mbutils.book.page_runs import execute_pages

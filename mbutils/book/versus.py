@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mbutils import book
+import mbutils.book as book
 from mbutils.book import plots
 from mbutils.results import claims, metrics
 

@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from mbutils import __version__
+from mbutils.base.version import __version__
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.cache import content_key, entry_path, locked_if_possible, read_table, write_table
 from mbutils.base.errors import ProtocolError

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mbutils import __version__
+from mbutils.base.version import __version__
 from mbutils.base.errors import MbutilsError
 from mbutils.base.folders import check_output_folder, replace_folder
 from mbutils.base.jsonfiles import read_json
