@@ -207,6 +207,9 @@ class Selector:
     #: True when a run costs milliseconds (no model fitting): an experiment of light
     #: selectors only runs in-process, since starting workers would cost more than the work.
     light: ClassVar[bool] = False
+    #: False when the estimator's weights need not sum to 1 (Horvitz-Thompson weights): the selector
+    #: contract (:func:`mbutils.testing.check_selector`) checks the sum of the others.
+    weights_sum_to_one: ClassVar[bool] = True
     #: Parameter name -> constraint of :mod:`mbutils.base.validation`, checked by :meth:`validate_params`.
     parameter_constraints: ClassVar[dict] = {}
 

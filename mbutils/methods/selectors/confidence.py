@@ -219,6 +219,11 @@ class ConfidenceStratified(Selector):
     name = "confidence_stratified"
     uses_confidence = True
 
+    @property
+    def weights_sum_to_one(self) -> bool:
+        """Hajek's weights are normalised; Horvitz-Thompson's are not (their sum estimates N / N)."""
+        return self.estimator != "ht"
+
     parameter_constraints = {"n_strata": Integer(low=1), "estimator": OneOf(ESTIMATORS)}
 
     def __init__(self, n_strata: int = 10, estimator: str = "ht"):

@@ -408,6 +408,11 @@ class DiversityWeighted(Diversity):
     name = "diversity_weighted"
     parameter_constraints = {**Diversity.parameter_constraints, "normalize": Boolean()}
 
+    @property
+    def weights_sum_to_one(self) -> bool:
+        """Inverse-inclusion weights sum to 1 only when normalised (Hajek); plain ones are Horvitz-Thompson's."""
+        return bool(self.normalize)
+
     def __init__(
         self,
         n_components: int = 4,
