@@ -817,7 +817,7 @@ def _micro_parsers(sub, common) -> None:
                        "bundle-format responses.csv. Interval: for uniform random sampling (plain mean) the "
                        "exact finite-population (hypergeometric) interval; for every other selector an "
                        "empirical interval from the cross-fitted held-out errors of the pool's models "
-                       "(split-conformal ranks). A pool model is distinguishable when the accuracies differ "
+                       "(cross-fitted, CV+-like: its coverage is measured, not guaranteed). A pool model is distinguishable when the accuracies differ "
                        "by at least the card's MDAD.")
     p.add_argument("folder", help="micro-benchmark folder written by build-micro")
     p.add_argument("files", nargs="+", help="samples_*.jsonl files (or folders of them), or responses.csv files")

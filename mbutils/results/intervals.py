@@ -12,10 +12,14 @@ Two constructions, chosen by how the micro-benchmark estimates:
   model gives an exact law, so the interval is read off held-out errors e = estimate -
   truth of models the micro-benchmark was not built from (cross-fitted on the pool, see
   :mod:`mbutils.results.microbench`): the truth lies in [est - q_hi, est - q_lo] with q_lo,
-  q_hi the alpha/2 and 1 - alpha/2 empirical quantiles of the errors, taken at the split
-  conformal ranks ceil((n + 1) p) so the finite sample of errors is accounted for. Its
-  coverage is marginal (over models like the held-out ones), and is checked by simulation
-  in ``benchmarks/coverage.py``.
+  q_hi the alpha/2 and 1 - alpha/2 empirical quantiles of the errors, taken at the ranks
+  ceil((n + 1) p). This is a *cross-fitted* interval in the spirit of CV+ (Barber et al.
+  2021), not split-conformal: the held-out errors come from micro-benchmarks built on the
+  other folds, not from the one being scored, so the split-conformal guarantee (coverage at
+  least the level for exchangeable models) does not carry over as such; CV+'s guarantee is
+  coverage of at least 1 - 2 alpha in the worst case, and about the level in practice. The
+  coverage is marginal (over models like the held-out ones) and is measured by simulation
+  in ``benchmarks/coverage.py`` and in the chapter on using a micro-benchmark.
 
 Both are fractions in [0, 1]; callers show points.
 """
@@ -93,7 +97,7 @@ def _bisect(holds, n_items: int, n: int, *, first: bool) -> np.ndarray:
 
 
 def conformal_quantiles(errors, level: float = 0.9) -> tuple[float, float]:
-    """(q_lo, q_hi): the errors at the split-conformal ranks of alpha/2 and 1 - alpha/2.
+    """(q_lo, q_hi): the errors at the ranks ceil((n + 1) p) of alpha/2 and 1 - alpha/2 (the conformal ranks).
 
     With n errors the upper bound is the ceil((n + 1)(1 - alpha/2))-th smallest error
     (+inf when that rank exceeds n) and the lower one the mirror image, so that a new

@@ -12,7 +12,8 @@ Interval (``level``, default 90%), see :mod:`mbutils.results.intervals`:
 * uniform random sampling (plain mean): the exact finite-population (hypergeometric)
   interval for the model's accuracy on all N items;
 * every other selector: the empirical interval from the cross-fitted held-out errors of
-  the pool's models stored in the folder (``calibration.csv``), at split-conformal ranks.
+  the pool's models stored in the folder (``calibration.csv``): a cross-fitted interval in the
+  spirit of CV+, whose coverage is marginal and measured, not guaranteed at the level.
 
 A pool model is *distinguishable* from the new model when their accuracies differ by at
 least the card's MDAD: at such gaps the micro-benchmark orders a pair correctly at least
@@ -281,7 +282,7 @@ def score(folder, paths, *, level: float = 0.9, metric: str = "acc") -> pd.DataF
         lm-eval ``samples_*.jsonl`` logs (or folders of them), or ``responses.csv`` files.
     level : float, default 0.9
         Level of the interval: exact hypergeometric for uniform random sampling, empirical
-        (cross-fitted held-out errors, split-conformal ranks) for every other selector.
+        (cross-fitted held-out errors, a CV+-like interval) for every other selector.
     metric : str, default "acc"
         The lm-eval metric read as correctness.
 
