@@ -132,7 +132,7 @@ def real_bundle(name: str) -> Path:
 
 def real_table(name: str, file: str = "responses.csv") -> Path:
     """The stored file (plain or gzipped) of a shipped bundle, for tests that read it with pandas."""
-    from mbutils.data.bundle.read import stored_file
+    from mbutils.data.bundle.search import stored_file
 
     return stored_file(real_bundle(name), file)
 

@@ -7,6 +7,7 @@ every problem is shown next to the message it must produce.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import types
 from pathlib import Path
@@ -15,7 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import mbutils.data.bundle.read as bundle_mod
+import mbutils.data.bundle.files as files_mod
+import mbutils.data.bundle.metadata as metadata_mod
 from mbutils.data import datapath
 import mbutils.data.bundle.write as write_mod
 from mbutils.data.bundle import (Benchmark, Problem, find_bundle, list_bundles, load_bundle, save_bundle, validate_bundle)
@@ -450,8 +452,9 @@ def test_validate_and_load_read_each_file_once(tmp_path, monkeypatch):
     folder = make(tmp_path, {"confidence.csv": CONF, "target_sets.json": '{"t": ["org/a"]}',
                              "models.csv": "model,size\norg/a,1\n"})
     opened = []
-    original = bundle_mod._decode
-    monkeypatch.setattr(bundle_mod, "_decode", lambda path, log: opened.append(path.name) or original(path, log))
+    original = files_mod._decode
+    for module in (files_mod, metadata_mod):  # the CSV files are opened in files, target_sets.json in metadata
+        monkeypatch.setattr(module, "_decode", lambda path, log: opened.append(path.name) or original(path, log))
     load_bundle(folder)
     assert sorted(opened) == sorted(["responses.csv", "items.csv", "confidence.csv", "models.csv", "target_sets.json"])
 
@@ -568,7 +571,7 @@ def test_search_order_is_mbutils_data_in_order_then_the_repository_data_folder(t
     (second / ".hidden" / "responses.csv").write_text(RESPONSES)
     (second / "notabundle").mkdir()
     monkeypatch.setattr(datapath, "REPO_DATA", repo)
-    monkeypatch.setenv("MBUTILS_DATA", f"{first}{bundle_mod.os.pathsep}{bundle_mod.os.pathsep}{second}")
+    monkeypatch.setenv("MBUTILS_DATA", f"{first}{os.pathsep}{os.pathsep}{second}")
     assert find_bundle("shared") == (first / "shared").resolve()
     assert find_bundle("only2") == (second / "only2").resolve()
     assert find_bundle("onlyrepo") == (repo / "onlyrepo").resolve()

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from mbutils.data.bundle.read import _read_bundle, is_bundle, list_bundles
+from mbutils.data.bundle.read import _read_bundle
+from mbutils.data.bundle.search import is_bundle, list_bundles
 from mbutils.data.catalogue import STAND_INS
 from mbutils.data.datapath import data_folders, describe_data_path
 from mbutils.base.errors import BundleError

@@ -1,0 +1,303 @@
+"""Reading the files beside responses.csv: items, confidences, models and target sets, aligned to it.
+
+Each reader checks its file against the responses (every item listed, the same models and
+items, known members) and returns its content in the responses' order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mbutils.data.bundle.files import _decode, _present, _read_table, _separator_hint
+from mbutils.data.bundle.format import CONFIDENCE, ITEMS, MODELS, TARGET_SETS
+from mbutils.data.bundle.problems import MAX_LISTED, _Log, _duplicates, _index, _names, _numbers, _row, _unusable
+from mbutils.data.bundle.responses import _Responses
+from mbutils.data.bundle.search import stored_file
+
+
+def _column(values: list[str]) -> np.ndarray:
+    """Typed column from CSV text: int, float (exact round trip), bool, else strings (None if empty)."""
+    text = np.array(values, dtype=str)
+    empty = text == ""
+    if not empty.all():
+        if not empty.any():
+            try:
+                return text.astype(np.int64)
+            except ValueError:
+                pass
+        try:
+            return np.where(empty, "nan", text).astype(np.float64)
+        except ValueError:
+            pass
+        if set(text[~empty].tolist()) <= {"True", "False"} and not empty.any():
+            return text == "True"
+    column = np.array(values, dtype=object)
+    column[empty] = None
+    return column
+
+
+def _read_items(folder: Path, resp: _Responses | None, log: _Log):
+    """Subtask per responses column, and ``item_info`` (item, subtask + the extra columns; None if none)."""
+    table = _read_table(folder, ITEMS, log, key="item", required=True,
+                        what="one row per item with columns item,subtask")
+    if table is None:
+        return None
+    columns = [h.strip() for h in table.header]
+    rows = list(table.rows)
+    absent = [c for c in ("item", "subtask") if c not in columns]
+    if absent:
+        log.error(ITEMS, "row 1 (header)",
+                  f"no {' or '.join(repr(c) for c in absent)} column (columns found: {', '.join(columns)}); "
+                  "items.csv needs the columns item,subtask" + _separator_hint(table.header))
+    for name, cols in _duplicates(np.array(columns, dtype=object), np.arange(1, len(columns) + 1))[0]:
+        log.error(ITEMS, "row 1 (header)",
+                  f"column '{name}' appears {len(cols)} times (columns {_numbers(cols)})")
+    if absent or not rows:
+        if not absent:
+            log.error(ITEMS, "", "the file has a header but no item rows")
+        return None
+    lines = np.array([line for line, _ in rows])
+    data = dict(zip(columns, map(list, zip(*(row for _, row in rows)))))
+    names = np.array(data["item"], dtype=object)
+    subtasks = np.array(data["subtask"], dtype=object)
+
+    blank = np.flatnonzero(names == "")
+    if blank.size:
+        log.error(ITEMS, f"row(s) {_numbers(lines[blank].tolist())}", "empty item name")
+    odd = _unusable(names)
+    if odd.size:
+        log.error(ITEMS, f"row(s) {_numbers(lines[odd].tolist())}",
+                  "item name that is only white space or holds a line break, tab or other control character; give each item a plain name")
+    dups, n_dups = _duplicates(names, lines)
+    log.listing(
+        ITEMS,
+        [(f"rows {_numbers(w)}", f"item '{n}' appears more than once; keep one row per item")
+         for n, w in dups],
+        n_dups, "repeated items",
+    )
+    odd = _unusable(subtasks)
+    if odd.size:
+        log.error(ITEMS, f"row(s) {_numbers(lines[odd].tolist())}, column 'subtask'",
+                  "subtask name that is only white space or holds a line break, tab or other control "
+                  "character; give each subtask a plain name")
+    no_subtask = np.flatnonzero(subtasks == "")
+    log.listing(
+        ITEMS,
+        [(_row(lines[i], "item", names[i]),
+          "empty subtask name; give every item a subtask (one name for all if the benchmark has none)")
+         for i in no_subtask[:MAX_LISTED]],
+        no_subtask.size, "items without a subtask",
+    )
+    if resp is None:
+        return None
+    first = np.flatnonzero(~_index(names).duplicated())
+    found = _index(names[first]).get_indexer(resp.items)
+    unlisted = np.flatnonzero(found < 0)
+    log.listing(
+        ITEMS,
+        [("", f"item '{resp.items[j]}' (column {j + 2} of responses.csv) has no row; add it with its subtask")
+         for j in unlisted[:MAX_LISTED]],
+        unlisted.size, "items of responses.csv without a row in items.csv",
+    )
+    extra = np.flatnonzero(~_index(names).isin(resp.items))
+    log.listing(
+        ITEMS,
+        [(_row(lines[i], "item", names[i]),
+          "this item is not a column of responses.csv; remove the row or add the column")
+         for i in extra[:MAX_LISTED]],
+        extra.size, "items not in responses.csv",
+    )
+    if unlisted.size:
+        return None
+    index = first[found]
+    info_cols = [c for c in columns if c not in ("item", "subtask")]
+    info = None
+    if info_cols:
+        extra_cols = {c: _column(data[c])[index] for c in info_cols}
+        info = pd.DataFrame({"item": resp.items, "subtask": subtasks[index], **extra_cols})
+    return subtasks[index], info
+
+
+def _float_or_none(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _floats(row: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(values, empty, unparsable) for one CSV row of numbers; clean rows take the fast path."""
+    n = len(row)
+    try:
+        return np.fromiter(map(float, row), np.float64, n), np.zeros(n, bool), np.zeros(n, bool)
+    except ValueError:
+        pass
+    parsed = np.array(list(map(_float_or_none, row)), dtype=object)
+    failed = np.array([p is None for p in parsed], dtype=bool)
+    empty = np.array(row, dtype=str) == ""
+    values = np.where(failed, np.nan, parsed).astype(np.float64)
+    return values, empty, failed & ~empty
+
+
+def _read_confidence(folder: Path, resp: _Responses | None, log: _Log) -> np.ndarray | None:
+    """Confidences aligned to responses (rows and columns may come in another order)."""
+    table = _read_table(folder, CONFIDENCE, log, key="model", required=False,
+                        what="the same models and items as responses.csv")
+    if table is None:
+        return None
+    items = np.array(table.header[1:], dtype=object)
+    models, lines, rows, empties = [], [], [], []
+    wrong: list[tuple[str, str]] = []
+    n_wrong = 0
+    for line, row in table.rows:
+        values, empty, unparsable = _floats(row[1:])
+        out_of_range = ~np.isnan(values) & ~((values >= 0) & (values <= 1))
+        nan_text = np.isnan(values) & ~empty & ~unparsable
+        flagged = np.flatnonzero(unparsable | out_of_range | nan_text)
+        n_wrong += flagged.size
+        for j in flagged[: max(0, MAX_LISTED - len(wrong))]:
+            raw = row[j + 1]
+            what = "is outside [0, 1]" if out_of_range[j] else "is not a number"
+            wrong.append((f"{_row(line, 'model', row[0])}, column '{items[j]}'",
+                          f"value '{raw}' {what}; confidences are probabilities between 0 and 1"))
+        models.append(row[0])
+        lines.append(line)
+        rows.append(values)
+        empties.append(empty)
+    log.listing(CONFIDENCE, wrong, n_wrong, "confidences that are not numbers in [0, 1]")
+    if not models:
+        log.error(CONFIDENCE, "", "the file has a header but no model rows")
+        return None
+    models = np.array(models, dtype=object)
+    if resp is None:
+        return None
+    agree = True
+    for what, mine, theirs in (("models", models, resp.models), ("items", items, resp.items)):
+        dups, n_dups = _duplicates(mine, np.arange(mine.size))
+        if n_dups:
+            log.error(CONFIDENCE, "",
+                      f"repeated {what}: {_names([n for n, _ in dups])}")
+            agree = False
+        extra = mine[~_index(mine).isin(theirs)]
+        absent = theirs[~_index(theirs).isin(mine)]
+        if extra.size:
+            log.error(CONFIDENCE, "",
+                      f"has {what} that responses.csv lacks: {_names(extra.tolist())}")
+        if absent.size:
+            log.error(CONFIDENCE, "",
+                      f"lacks {what} of responses.csv: {_names(absent.tolist())}")
+        agree = agree and not extra.size and not absent.size
+    if (models.size, items.size) != resp.codes.shape:
+        n_models, n_items = resp.codes.shape
+        log.error(CONFIDENCE, "",
+                  f"has {models.size:,} models x {items.size:,} items but responses.csv has "
+                  f"{n_models:,} x {n_items:,}; it must have the same models and items")
+    if not agree or not resp.unique:
+        return None
+    r, c = _index(models).get_indexer(resp.models), _index(items).get_indexer(resp.items)
+    conf = np.vstack(rows)[np.ix_(r, c)]
+    unmatched = np.vstack(empties)[np.ix_(r, c)] & (resp.codes >= 0)
+    cells = np.argwhere(unmatched)
+    log.listing(
+        CONFIDENCE,
+        [(f"{_row(lines[r[i]], 'model', resp.models[i])}, column '{resp.items[j]}'",
+          "empty, but responses.csv has an answer; give both or leave both empty")
+         for i, j in cells[:MAX_LISTED]],
+        len(cells), "empty confidences for answered cells",
+    )
+    return conf
+
+
+def _read_models(folder: Path, resp: _Responses | None, log: _Log) -> pd.DataFrame | None:
+    """Model metadata, one row per responses row: model + metadata (empty where models.csv has no row)."""
+    table = _read_table(folder, MODELS, log, key="model", required=False,
+                        what="one row per model: model, then metadata columns")
+    if table is None:
+        return None
+    columns = [h.strip() for h in table.header]
+    rows = list(table.rows)
+    if "model" not in columns:
+        log.error(MODELS, "row 1 (header)", f"no 'model' column (columns found: {', '.join(columns)})")
+        return None
+    for name, cols in _duplicates(np.array(columns, dtype=object), np.arange(1, len(columns) + 1))[0]:
+        log.error(MODELS, "row 1 (header)",
+                  f"column '{name}' appears {len(cols)} times (columns {_numbers(cols)})")
+    if not rows:
+        log.error(MODELS, "", "the file has a header but no model rows")
+        return None
+    lines = np.array([line for line, _ in rows])
+    data = dict(zip(columns, map(list, zip(*(row for _, row in rows)))))
+    names = np.array(data.pop("model"), dtype=object)
+    dups, n_dups = _duplicates(names, lines)
+    log.listing(MODELS, [(f"rows {_numbers(w)}", f"model '{n}' appears more than once") for n, w in dups],
+                n_dups, "repeated models")
+    if resp is None or dups or len(columns) != len(set(columns)):
+        return None
+    extra = names[~_index(names).isin(resp.models)]
+    if extra.size:
+        log.warn(MODELS, "",
+                 f"rows for models not in responses.csv are ignored: {_names(extra.tolist())}")
+    absent = resp.models[~_index(resp.models).isin(names)]
+    if absent.size:
+        log.warn(MODELS, "", f"no row, so no metadata, for models of responses.csv: {_names(absent.tolist())}")
+    if not data or not resp.unique:
+        return None
+    info = pd.DataFrame({c: _column(v) for c, v in data.items()}, index=_index(names, name="model"))
+    return info.reindex(_index(resp.models, name="model")).reset_index()
+
+
+def _object(pairs: list[tuple[str, object]], repeated: list[str]) -> dict:
+    """A JSON object, noting keys given twice (``json`` would keep the last without a word)."""
+    seen: dict = {}
+    for key, value in pairs:
+        if key in seen:
+            repeated.append(key)
+        seen[key] = value
+    return seen
+
+
+def _read_target_sets(folder: Path, resp: _Responses | None, log: _Log) -> dict[str, list[str]]:
+    path = stored_file(folder, TARGET_SETS)
+    if not _present(folder, TARGET_SETS, log):
+        return {}
+    text = _decode(path, log)
+    if text is None:
+        return {}
+    repeated: list[str] = []
+    try:
+        sets = json.loads(text, object_pairs_hook=lambda pairs: _object(pairs, repeated))
+    except json.JSONDecodeError as err:
+        log.error(TARGET_SETS, f"line {err.lineno}, column {err.colno}", f"not valid JSON ({err.msg})")
+        return {}
+    except RecursionError:
+        log.error(TARGET_SETS, "", "is nested too deeply to read; it must map set names to lists of models")
+        return {}
+    if not isinstance(sets, dict):
+        log.error(TARGET_SETS, "",
+                  "must be a JSON object mapping each set name to a list of model names, "
+                  f'e.g. {{"7b_instruct": ["org/a", "org/b"]}}; found a {type(sets).__name__}')
+        return {}
+    for name in dict.fromkeys(repeated):
+        log.error(TARGET_SETS, f"set '{name}'", "is defined more than once; keep one definition "
+                  "(JSON readers silently keep only the last)")
+    known = set(resp.models) if resp is not None else None
+    good: dict[str, list[str]] = {}
+    for name, members in sets.items():
+        where = f"set '{name}'"
+        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+            log.error(TARGET_SETS, where, "must be a list of model names (strings)")
+            continue
+        twice = sorted(m for m, n in Counter(members).items() if n > 1)
+        if twice:
+            log.error(TARGET_SETS, where, f"names {_names(twice)} more than once")
+        unknown = [m for m in members if known is not None and m not in known]
+        if unknown:
+            log.error(TARGET_SETS, where,
+                      f"names models not in responses.csv: {_names(unknown)}")
+        good[name] = members
+    return good
