@@ -416,9 +416,9 @@ def _need_book_packages(command: str) -> None:
 
 def cmd_run_chapter(args) -> int:
     _need_book_packages("run-chapter")
-    from mbutils.book.chapters import run_chapter
+    from mbutils.build.chapters import run_chapter
 
-    from mbutils.book.chapters import chapter_path
+    from mbutils.build.chapters import chapter_path
 
     stem = chapter_path(args.chapter).stem
     pages = [Path(args.out) / f"{stem}{suffix}" for suffix in (".html", ".ipynb")]
@@ -435,7 +435,7 @@ def cmd_run_chapter(args) -> int:
 
 def cmd_notebook(args) -> int:
     _need_book_packages("notebook")
-    from mbutils.book.chapters import chapter_names, chapter_path, to_notebook
+    from mbutils.build.chapters import chapter_names, chapter_path, to_notebook
 
     if args.chapter == "all":
         out = Path(args.out or ".")
@@ -459,7 +459,7 @@ def cmd_notebook(args) -> int:
 
 def cmd_book(args) -> int:
     _need_book_packages("book")
-    from mbutils.book.publish import build_book
+    from mbutils.build.publish import build_book
 
     proc = build_book(args.copy, args.out, execution_cache=args.execution_cache)
     if proc.returncode == 0:
@@ -470,7 +470,7 @@ def cmd_book(args) -> int:
 
 def cmd_book_pdf(args) -> int:
     _need_book_packages("book-pdf")
-    from mbutils.book.publish import book_pdf
+    from mbutils.build.publish import book_pdf
 
     _refuse_existing(Path(args.out), args.force)
     report = book_pdf(args.html, args.out)

@@ -195,7 +195,7 @@ def test_every_equation_is_typeset_offline(book_html, browser):
 
 # --------------------------------------------------------------------------- launch buttons
 def test_launch_buttons_open_the_chapter_notebooks_of_the_configured_repository(book_html):
-    from mbutils.book.publish import repository
+    from mbutils.build.publish import repository
 
     url, _ = repository()
     org_repo = url.removeprefix("https://github.com/")

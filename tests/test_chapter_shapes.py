@@ -25,7 +25,7 @@ from chapter_batch import ChapterBatch
 from conftest import session_env, stopped_with_the_session
 from helpers import random_benchmark
 from mbutils.data.bundle import load_bundle, save_bundle
-from mbutils.book.chapters import chapter_names, chapter_parameters
+from mbutils.build.chapters import chapter_names, chapter_parameters
 
 TINY_RUN = {"runs": 1, "sizes": "5,10", "seed": 0}
 

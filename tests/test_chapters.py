@@ -1,5 +1,5 @@
 """Every chapter executes on a synthetic bundle, through papermill with small parameters
-(:func:`mbutils.book.chapters.run_chapter`), and on the real data, as the strict quick book build
+(:func:`mbutils.build.chapters.run_chapter`), and on the real data, as the strict quick book build
 executed it (the session fixture ``quick_book``, which the browser tests read too); plus the book
 helpers' logic.
 
@@ -26,8 +26,13 @@ from chapter_batch import ChapterBatch
 from conftest import REPO, real_bundle, session_env, stopped_with_the_session
 from helpers import random_benchmark
 from mbutils import book
+from mbutils.base.errors import BookError
+from mbutils.book.display import download_link, pretty
 from mbutils.book.numbering import chapter_number
-from mbutils.book.chapters import (ChapterError, chapter_names, chapter_parameters, chapter_path, is_notebook_source, parameters_cell, parse_value, read_chapter, run_chapter, to_notebook)
+from mbutils.book.params import parse_cases
+from mbutils.book.profiles import PROFILES
+from mbutils.build.chapters import (ChapterError, chapter_names, chapter_parameters, chapter_path, is_notebook_source, parameters_cell, parse_value, read_chapter, run_chapter, to_notebook)
+from mbutils.data.datasets import benchmark_key
 
 SMALL = {"runs": 2, "sizes": "10,25", "sources": 60, "targets": 12, "seed": 0}
 VARIANTS = ("synthetic", "real")
@@ -432,14 +437,14 @@ def test_profiles_share_settings_and_state_them(monkeypatch):
     a = book.configure("synthetic-gpqa")
     b = book.configure("synthetic-gpqa", sizes=None, runs=None)
     assert (a.sizes, a.protocol) == (b.sizes, b.protocol)  # same experiment -> one cache entry
-    assert a.protocol.n_runs == book.PROFILES["quick"]["gpqa"].runs
+    assert a.protocol.n_runs == PROFILES["quick"]["gpqa"].runs
     assert "profile 'quick'" in a.settings_text() and "SYNTHETIC" in a.banner()
     monkeypatch.setenv("MBUTILS_PROFILE", "paper")
     c = book.configure("synthetic-gpqa")
     assert c.protocol.n_runs == 50 and c.sizes == [10, 25, 50, 100, 200]
     assert c.source_counts == [10, 50, 100, 150, 200, 250, 300]
     monkeypatch.setenv("MBUTILS_PROFILE", "huge")
-    with pytest.raises(book.BookError, match="MBUTILS_PROFILE \\(the profile\\) must be one of"):
+    with pytest.raises(BookError, match="MBUTILS_PROFILE \\(the profile\\) must be one of"):
         book.configure("synthetic-gpqa")
 
 
@@ -478,7 +483,7 @@ def test_configure_fits_small_bundles_and_says_so(tmp_path, monkeypatch):
 
 def test_benchmark_names_and_stand_ins(monkeypatch, tmp_path):
     names = ("gpqa", "synthetic-mmlu-pro", "mmlu-pro-tiger-lab", "mmlu-pro-leaderboard", "bbh-leaderboard", "mmlu", "x")
-    assert [book.benchmark_key(n) for n in names] == ["gpqa", "mmlu-pro", "mmlu-pro", "mmlu-pro", "bbh", "mmlu", "custom"]
+    assert [benchmark_key(n) for n in names] == ["gpqa", "mmlu-pro", "mmlu-pro", "mmlu-pro", "bbh", "mmlu", "custom"]
     from mbutils.data import datapath
 
     monkeypatch.setattr(datapath, "REPO_DATA", tmp_path / "empty-data")  # the shipped bundles hidden
@@ -506,18 +511,18 @@ def test_real_bundles_come_first_with_a_protocol_fitted_to_their_pool():
 def test_parameter_lists():
     assert book.int_list("10, 25,50") == [10, 25, 50] and book.int_list(None) is None
     assert book.int_list([5]) == [5] and book.int_list(7) == [7]
-    with pytest.raises(book.BookError, match="parameter 'sizes': expected whole numbers"):
+    with pytest.raises(BookError, match="parameter 'sizes': expected whole numbers"):
         book.int_list("10,x")
-    with pytest.raises(book.BookError, match="parameter 'sizes': expected whole numbers"):
+    with pytest.raises(BookError, match="parameter 'sizes': expected whole numbers"):
         book.int_list("10,2.5")
     from mbutils.book.params import _opt_int
 
     assert _opt_int("3", "runs") == 3 and _opt_int(3.0, "runs") == 3 and _opt_int(None, "runs") is None
     for bad in (2.9, float("inf"), 1e999, float("nan"), "abc", "2.9", True):
-        with pytest.raises(book.BookError, match="parameter 'runs': expected a whole number"):
+        with pytest.raises(BookError, match="parameter 'runs': expected a whole number"):
             _opt_int(bad, "runs")
     assert book.name_list("a, b") == ["a", "b"] and book.name_list("None") is None
-    assert book.parse_cases("gpqa:7b_instruct, bbh:x") == [("gpqa", "7b_instruct"), ("bbh", "x")]
+    assert parse_cases("gpqa:7b_instruct, bbh:x") == [("gpqa", "7b_instruct"), ("bbh", "x")]
 
 
 def _mdad(rows):
@@ -555,7 +560,7 @@ def test_float_binning_loses_pairs_on_bin_edges():
 
 
 def test_pretty_spells_not_reached_and_uses_display_names():
-    shown = book.pretty(_mdad([("anchor_points", 10, np.nan), ("random", 10, 2.5)]))
+    shown = pretty(_mdad([("anchor_points", 10, np.nan), ("random", 10, 2.5)]))
     assert shown["selector"].tolist() == ["Anchor Points", "Random"]
     assert shown["MDAD"].tolist() == ["not reached", "2.5"]  # the display name of the column
 
@@ -563,7 +568,7 @@ def test_pretty_spells_not_reached_and_uses_display_names():
 def test_download_link_embeds_the_csv():
     import base64
 
-    link = book.download_link(pd.DataFrame({"a": [1, 2]}), "x.csv")
+    link = download_link(pd.DataFrame({"a": [1, 2]}), "x.csv")
     payload = re.search(r"base64,([^\"]+)", link).group(1)
     assert base64.b64decode(payload).decode() == "a\n1\n2\n"
     assert 'download="x.csv"' in link

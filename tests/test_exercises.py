@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO
 from helpers import random_benchmark
 from mbutils.results import metrics
-from mbutils.book.chapters import ChapterError, chapter_names, chapter_path, run_chapter
+from mbutils.build.chapters import ChapterError, chapter_names, chapter_path, run_chapter
 from mbutils.methods.experiment import run_experiment
 from mbutils.methods.protocol import Protocol
 from mbutils.methods.selectors import MicroBenchmark, Selector, selector_names

@@ -7,7 +7,7 @@ import re
 
 import nbformat
 
-from mbutils.book.chapters import chapter_path, run_chapter
+from mbutils.build.chapters import chapter_path, run_chapter
 
 SMALL = {"data": "synthetic-gpqa", "runs": 2, "sizes": "10,25", "sources": 60, "targets": 12, "seed": 0,
          "selectors": "random,subtask_equal", "source_counts": "20,60", "source_runs": 1}

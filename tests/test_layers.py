@@ -20,7 +20,10 @@ LAYERS = (
     ("methods", "the protocol, run seeding, IRT, DPP, adaptive tests, the selectors, the experiment engine"),
     ("results", "metrics, the noise rule, computed claims, the planner, the audit, micro-benchmarks for use "
                 "and their scores, reports, the paper's tables"),
-    ("book", "chapters' helpers: settings, display, numbering, figures and their geometry, sections, exercises, run-chapter, Sphinx"),
+    ("book", "what chapters call: settings, profiles, parameters, display, numbering, figures and their geometry, "
+             "sections, exercises, the adaptive chapter's pictures, versus random"),
+    ("build", "building and publishing the book: run-chapter, the standalone page, the kernel guard, the Sphinx "
+              "hook, pages run ahead, the copies, the PDF"),
     ("interface", "the package's public names (mbutils/__init__.py) and the command line (cli.py, __main__.py)"),
 )
 
@@ -144,3 +147,20 @@ def test_the_layer_check_sees_an_upward_import():
     rank = {name: i for i, (name, _) in enumerate(LAYERS)}
     assert rank[layer_of("mbutils.book.display")] > rank[layer_of("mbutils.data.bundle.read")]
     assert layer_of("mbutils.cli") == "interface" and layer_of("mbutils.methods.selectors.base") == "methods"
+
+
+def test_the_book_facade_is_what_the_chapters_call():
+    """``mbutils.book`` re-exports each name the chapters read as ``book.<name>`` once, and no other;
+    the build machinery is reached from the layer above it, never from the book."""
+    import re
+
+    from mbutils import book
+
+    exported = [name for names in book._MODULES.values() for name in names]
+    assert len(exported) == len(set(exported)), "a name is re-exported twice"
+    text = "\n".join(p.read_text(encoding="utf-8") for p in (PACKAGE.parent / "chapters").glob("*.md"))
+    used = set(re.findall(r"(?<![\w.])book\.([A-Za-z_]\w*)", text))
+    assert used == {*exported, "data_listing"}, (sorted(used - set(exported)), sorted(set(exported) - used))
+    assert all(getattr(book, name) is not None for name in used)
+    rank = {name: i for i, (name, _) in enumerate(LAYERS)}
+    assert rank["book"] < rank["build"] < rank["interface"]

@@ -7,7 +7,7 @@ Which tests those are is read from the test modules' source, not from their name
 conftest.py, autouse ones included) or a helper, class or constant of its module that any of these
 use, refers to
 
-* ``run_chapter`` (:func:`mbutils.book.chapters.run_chapter`, the one way the package runs a
+* ``run_chapter`` (:func:`mbutils.build.chapters.run_chapter`, the one way the package runs a
   chapter through papermill), papermill's ``execute_notebook`` or the tests' ``ChapterBatch`` (which
   runs ``run_chapter`` in a background process);
 * the commands ``run-chapter`` or ``mbutils book`` (the command-line doors to the same), as a

@@ -45,9 +45,9 @@ def test_figures_and_tables_count_separately_with_labelled_anchors():
     assert f"<b>Figure {n}.1.</b>" in first and 'id="fig-line"' in first
     assert f"<b>Figure {n}.2.</b>" in second and f'id="fig-{n}-2"' in second
     assert numbering.next_number("table", "mdad") == (f"{n}.1", "tab-mdad")
-    assert book.ref("line") == f'<a href="#fig-line" class="mbutils-ref">Figure {n}.1</a>'
+    assert numbering.ref("line") == f'<a href="#fig-line" class="mbutils-ref">Figure {n}.1</a>'
     with pytest.raises(ValueError, match="no figure labelled 'nothing'"):
-        book.ref("nothing")
+        numbering.ref("nothing")
     with pytest.raises(ValueError, match="lower-case letters"):
         numbering.next_number("figure", "Bad Label")
 

@@ -206,7 +206,7 @@ def _alive(pid: int) -> bool:
 def test_a_niced_callers_kernel_session_is_scheduled_niced():
     """The kernel manager starts each kernel in a session of its own, which Linux schedules as a group
     at full weight whatever its nice values; the guard gives the group the caller's niceness."""
-    from mbutils.book import kernel_guard
+    from mbutils.build import kernel_guard
 
     show = [sys.executable, "-c", "print(open('/proc/self/autogroup').read())"]
     done = subprocess.run([sys.executable, "-I", kernel_guard.__file__, str(os.getpid()), *show], capture_output=True,

@@ -1,4 +1,4 @@
-"""How many book pages run at once (mbutils.book.page_runs); the full build is checked in
+"""How many book pages run at once (mbutils.build.page_runs); the full build is checked in
 tests/test_book_browser.py, whose build log must show no page executed one by one."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers import MYST_FRONT_MATTER
-from mbutils.book.page_runs import PAGES_ENV, pages_at_once
+from mbutils.build.page_runs import PAGES_ENV, pages_at_once
 
 
 def test_two_pages_at_once_by_default_and_never_more_than_the_cores(monkeypatch):
@@ -50,7 +50,7 @@ def _mini_book(root, pages: dict[str, str]):
     (root / "_config.yml").write_text(
         "title: mini\nonly_build_toc_files: true\n"
         "execute:\n  execute_notebooks: cache\n  allow_errors: false\n  run_in_temp: false\n"
-        "sphinx:\n  extra_extensions: [mbutils.book.sphinxext]\n")
+        "sphinx:\n  extra_extensions: [mbutils.build.sphinxext]\n")
     names = list(pages)
     (root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n"
                                    + "".join(f"  - file: {n}\n" for n in names[1:]))
@@ -103,7 +103,7 @@ def test_one_page_at_a_time_leaves_execution_to_myst_nb(tmp_path):
 
 
 def test_long_pages_start_first_then_the_rest_by_name():
-    from mbutils.book.page_runs import LONG_PAGES, start_order
+    from mbutils.build.page_runs import LONG_PAGES, start_order
 
     names = ["intro", "chapters/bench_gpqa", "chapters/guidance", "chapters/use_micro", "chapters/adaptive", "chapters/data"]
     assert start_order(names) == ["chapters/guidance", "chapters/use_micro", "chapters/adaptive",

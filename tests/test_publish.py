@@ -46,13 +46,13 @@ def test_the_workflow_uploads_the_built_html_then_deploys_it():
     assert deploy["needs"] == "build" and deploy["steps"][0]["uses"].startswith("actions/deploy-pages@")
     assert {"pages": "write", "id-token": "write"}.items() <= flow["permissions"].items()
     # the launch buttons open the branch the workflow fills
-    from mbutils.book.sphinxext import LAUNCH_BRANCH
+    from mbutils.build.sphinxext import LAUNCH_BRANCH
 
     assert f"git push --force origin {LAUNCH_BRANCH}" in WORKFLOW.read_text()
 
 
 def test_the_repository_is_named_once_and_read_from_the_config():
-    from mbutils.book.publish import launch_cell, repository
+    from mbutils.build.publish import launch_cell, repository
 
     url, branch = repository()
     config = (REPO / "_config.yml").read_text()
@@ -69,8 +69,8 @@ def test_launched_notebooks_open_with_the_install_cell_that_is_a_no_op_where_mbu
     proc = subprocess.run([sys.executable, "-m", "mbutils", "notebook", "all", "--launch", "--out", str(tmp_path)],
                           capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
-    from mbutils.book.chapters import chapter_names
-    from mbutils.book.publish import launch_cell
+    from mbutils.build.chapters import chapter_names
+    from mbutils.build.publish import launch_cell
 
     written = sorted(p.stem for p in tmp_path.glob("*.ipynb"))
     assert written == chapter_names() and len(written) >= 15

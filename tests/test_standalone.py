@@ -1,5 +1,5 @@
 """The standalone page of run-chapter: MyST roles and directives as plain Markdown
-(:mod:`mbutils.book.standalone`), on strings and on one executed chapter."""
+(:mod:`mbutils.build.standalone`), on strings and on one executed chapter."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import nbformat
 from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 from conftest import real_bundle
-from mbutils.book.chapters import run_chapter
-from mbutils.book.standalone import (Book, book_index, escape, format_plain_text, glued_values, page_labels, plain_markdown, plain_notebook, read_bib)
+from mbutils.build.book_index import Book, book_index, page_labels, read_bib
+from mbutils.build.chapters import run_chapter
+from mbutils.build.standalone import escape, format_plain_text, glued_values, plain_markdown, plain_notebook
 
 GLUED = {
     "pool": {"text/plain": "'the pool of 58 models'"},
@@ -241,7 +242,7 @@ def test_run_chapter_writes_plain_html(tmp_path, monkeypatch):
 
 
 def test_python_roles_show_the_objects_name_in_code():
-    from mbutils.book.standalone import plain_markdown
+    from mbutils.build.standalone import plain_markdown
 
     text = plain_markdown("See {py:func}`~mbutils.mdad_table`, {py:class}`mbutils.Protocol` and {func}`len`.", {})
     assert "<code>mdad_table()</code>" in text and "<code>mbutils.Protocol</code>" in text

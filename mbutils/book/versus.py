@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import mbutils.book as book
 from mbutils.book import plots
+from mbutils.book.display import claim_note, settings_caption, show, table
 from mbutils.results import claims, metrics
+from mbutils.results.reports import relative_table
 
 
 def versus_random(settings: dict, method: str, threshold: float = 0.8) -> dict:
@@ -19,16 +20,16 @@ def versus_random(settings: dict, method: str, threshold: float = 0.8) -> dict:
     mdads = {s.page_title: metrics.mdad_table(s.results(["random", method]), threshold=threshold)
              for s in settings.values()}
     stand_ins = [s.page_title for s in settings.values() if s.data.kind == "synthetic"]
-    name, context = plots.label(method), book.settings_caption(settings)
+    name, context = plots.label(method), settings_caption(settings)
     fig = plots.mdad_panels(mdads)
-    book.show(fig, f"MDAD (points) against k: {name} vs Random, per benchmark (bands: the paper's 95% CI). "
-              + context, stand_in=plots.panels(fig, stand_ins), label="mdad")
+    show(fig, f"MDAD (points) against k: {name} vs Random, per benchmark (bands: the paper's 95% CI). "
+         + context, stand_in=plots.panels(fig, stand_ins), label="mdad")
     fig = plots.relative_mdad(mdads, method)
-    book.show(fig, f"MDAD of {name} minus MDAD of Random (points); below zero the MDAD is smaller than random "
-              "sampling's, a real difference only where their 95% intervals do not overlap (the table below, "
-              "and the note under it). " + context, stand_in=plots.panels(fig, stand_ins), label="difference")
-    book.table(book.relative_table(mdads, method), caption=f"MDAD (points) of {name} and Random per benchmark "
-               "and size; 'difference' = method - random. " + context, label="versus-random")
-    book.claim_note("Against random sampling, computed", claims.versus_random(mdads, method),
-                    f"{method}_versus_random")
+    show(fig, f"MDAD of {name} minus MDAD of Random (points); below zero the MDAD is smaller than random "
+         "sampling's, a real difference only where their 95% intervals do not overlap (the table below, "
+         "and the note under it). " + context, stand_in=plots.panels(fig, stand_ins), label="difference")
+    table(relative_table(mdads, method), caption=f"MDAD (points) of {name} and Random per benchmark "
+          "and size; 'difference' = method - random. " + context, label="versus-random")
+    claim_note("Against random sampling, computed", claims.versus_random(mdads, method),
+               f"{method}_versus_random")
     return mdads

@@ -99,13 +99,13 @@ def read_chapter(chapter: str | Path):
 def to_notebook(chapter: str | Path, out: str | Path, *, launch: bool = False) -> Path:
     """Write a chapter as ``.ipynb`` (no outputs) for papermill or Jupyter; returns the path.
 
-    ``launch``: open with the install cell of :func:`mbutils.book.publish.launch_cell` (for the
+    ``launch``: open with the install cell of :func:`mbutils.build.publish.launch_cell` (for the
     notebooks the book's Colab and Binder buttons open)."""
     import nbformat
 
     nb = read_chapter(chapter)
     if launch:
-        from mbutils.book.publish import launch_notebook
+        from mbutils.build.publish import launch_notebook
 
         nb = launch_notebook(nb)
     out = Path(out)
@@ -226,13 +226,14 @@ def render_html(notebook: Path, html_path: Path) -> Path:
     """The executed notebook as one self-contained HTML page (figures embedded).
 
     The page is rendered from a copy whose Markdown cells are plain Markdown
-    (:mod:`mbutils.book.standalone`: glued values pasted, roles and directives resolved); the
+    (:mod:`mbutils.build.standalone`: glued values pasted, roles and directives resolved); the
     notebook file is not changed.
     """
     import nbformat
     from nbconvert import HTMLExporter
 
-    from mbutils.book.standalone import book_index, plain_notebook
+    from mbutils.build.book_index import book_index
+    from mbutils.build.standalone import plain_notebook
 
     notebook = Path(notebook)
     page = plain_notebook(nbformat.read(notebook, as_version=4), page=notebook.stem, book=book_index(chapter_dirs()))
@@ -267,8 +268,8 @@ def _kernel_manager_class(socket_dir: str):
             return os.path.join(socket_dir, "kernel")
 
         def format_kernel_cmd(self, extra_arguments=None):
-            """The kernel under :mod:`mbutils.book.kernel_guard`: it and its workers end with this process."""
-            from mbutils.book import kernel_guard
+            """The kernel under :mod:`mbutils.build.kernel_guard`: it and its workers end with this process."""
+            from mbutils.build import kernel_guard
 
             command = super().format_kernel_cmd(extra_arguments)
             # run as a file in isolated mode: the standard library only, not the package's imports

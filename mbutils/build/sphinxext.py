@@ -1,4 +1,4 @@
-"""The book's Sphinx hook (``extra_extensions: [mbutils.book.sphinxext]`` in ``_config.yml``).
+"""The book's Sphinx hook (``extra_extensions: [mbutils.build.sphinxext]`` in ``_config.yml``).
 
 It keys Jupyter Book's execution cache and Sphinx's environment by profile, data path and
 the package's source fingerprint, so switching profile or editing the code re-executes
@@ -14,7 +14,7 @@ does not execute the notebooks again. MathJax is served from the built book (the
 ``sphinx-mathjax-offline`` package's files), not from a CDN, and the launch buttons open the
 chapters' ``.ipynb`` form on the repository's ``notebooks`` branch (see
 ``.github/workflows/book.yml``), since Colab opens notebooks only. Pages the execution cache
-lacks are executed two at a time before Sphinx reads them (:mod:`mbutils.book.page_runs`)."""
+lacks are executed two at a time before Sphinx reads them (:mod:`mbutils.build.page_runs`)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from pathlib import Path
 from mbutils.base.version import __version__
 from mbutils.data.datapath import pin_environment, signature
 from mbutils.base.fingerprint import book_fingerprint
-from mbutils.book.page_runs import execute_pages
 from mbutils.book.profiles import profile_name
+from mbutils.build.page_runs import execute_pages
 
 
 def build_fingerprint() -> str:
@@ -147,7 +147,7 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
     context["script_files"] = unique
 
 
-def setup(app):  # Sphinx's entry point for `extra_extensions: [mbutils.book.sphinxext]`
+def setup(app):  # Sphinx's entry point for `extra_extensions: [mbutils.build.sphinxext]`
     app.add_config_value("mbutils_build", "", "env")
     app.add_config_value("mbutils_copy", "default", "env")
     app.connect("config-inited", _on_config_inited, priority=400)

@@ -1,6 +1,6 @@
 """Run a chapter's kernel so that it, and every worker it starts, ends with ``run-chapter``.
 
-    python -m mbutils.book.kernel_guard PARENT_PID KERNEL_COMMAND...
+    python -m mbutils.build.kernel_guard PARENT_PID KERNEL_COMMAND...
 
 The kernel manager starts each kernel in a session of its own, with this guard as the session's
 leader. A ``run-chapter`` killed outright (SIGKILL) cannot stop its kernel: ipykernel notices its

@@ -84,7 +84,7 @@ def _execute(path: Path, notebook, nb_config):
     """Execute one page in its own folder, its kernel under the book's kernel guard."""
     from jupyter_cache.executors.utils import single_nb_execution
 
-    from mbutils.book.chapters import _kernel_manager_class
+    from mbutils.build.chapters import _kernel_manager_class
 
     with tempfile.TemporaryDirectory(prefix="mbutils-kernel-") as sockets:
         manager = _kernel_manager_class(sockets)

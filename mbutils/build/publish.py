@@ -2,7 +2,7 @@
 
 * :func:`build_book` builds one copy strictly (``jupyter-book build -W -n --keep-going``):
   ``default`` (solutions folded under their exercises), ``students`` (solutions removed) or
-  ``instructors`` (solutions open); :mod:`mbutils.book.sphinxext` does the work, told by
+  ``instructors`` (solutions open); :mod:`mbutils.build.sphinxext` does the work, told by
   ``MBUTILS_COPY``. ``execution_cache`` reuses another build's executed notebooks.
 * :func:`launch_cell` is the first cell of the notebooks the launch buttons open (Colab has
   no ``mbutils``): it clones the repository named once in ``_config.yml`` and installs it,
