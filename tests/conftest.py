@@ -114,9 +114,9 @@ def quick_book(tmp_path_factory) -> Path:
         return path.parent
     build, out = _start_quick_book(tmp_path_factory)
     log, minutes = build.result()
-    # every page was executed ahead, two at a time (mbutils.book.page_runs), and read from the cache
+    # every page was executed ahead, two at a time (mbutils.build.page_runs), and read from the cache
     serial = [line for line in log.splitlines() if "Executing notebook" in line]
-    assert not serial, f"myst-nb executed pages one by one, after mbutils.book.page_runs: {serial[:3]}"
+    assert not serial, f"myst-nb executed pages one by one, after mbutils.build.page_runs: {serial[:3]}"
     assert "[mbutils] executing" in log
     print(f"quick book built in {minutes:.1f} min (started with the session's first test)")
     return out / "_build"
