@@ -32,7 +32,7 @@ _PUBLIC = {
     "agreement_curve": ("results.metrics", "agreement_curve"),
     "plan": ("results.planning", "plan_table"),
     "audit": ("results.auditing", "audit"),
-    "pair_power": ("results.planning", "pair_power"),
+    "pair_power": ("results.planning_pairs", "pair_power"),
     "build_micro": ("results.microbench", "build_micro"),
     "score": ("results.scoring", "score"),
     "make_selector": ("methods.selectors", "make_selector"),

@@ -8,7 +8,7 @@ import pytest
 
 from mbutils import MbutilsError, load_benchmark
 from helpers import run_cli
-from mbutils.results.planning import pair_power
+from mbutils.results.planning_pairs import pair_power
 
 
 run = run_cli

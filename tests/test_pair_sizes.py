@@ -8,7 +8,7 @@ import pytest
 
 import mbutils
 from mbutils.results.pair_sizes import bin_pairs, exact_required, rule_size, share_reaching, size_for_share
-from mbutils.results.planning import agreement_probability
+from mbutils.results.planning_probability import agreement_probability
 
 
 def test_the_rule_is_the_formula_and_its_finite_population_correction():

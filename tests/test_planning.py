@@ -14,7 +14,11 @@ from mbutils.data.datasets import load_benchmark
 from mbutils.base.errors import ProtocolError
 from mbutils.methods.experiment import run_experiment
 from mbutils.results.metrics import agreement_curve, mdad_table
-from mbutils.results.planning import (NORMAL_MAX_ERROR, NORMAL_MIN_SD, _exact_cells, _m_moments, _normal_cells, agreement_probability, format_plan, pair_population, plan_table, predicted_curve, predicted_mdad, required_size, size_curve, size_table)
+from mbutils.results.planning import format_plan, plan_table
+from mbutils.results.planning_curves import predicted_curve, predicted_mdad, required_size, size_curve, size_table
+from mbutils.results.planning_population import pair_population
+from mbutils.results.planning_probability import (NORMAL_MAX_ERROR, NORMAL_MIN_SD, _exact_cells, _m_moments,
+                                                  _normal_cells, agreement_probability)
 from mbutils.methods.protocol import Protocol
 
 GPQA_SIZES = [10, 25, 50, 100, 200]
@@ -189,14 +193,14 @@ def test_size_table_scans_only_until_every_level_is_reached(monkeypatch):
     """The blocked scan gives the sizes of a scan of the whole curve (first crossing, agreement not
     monotone), computes about twice the largest size found when every level is reached, and all N
     sizes when one is not."""
-    import mbutils.results.planning as planning
+    import mbutils.results.planning_curves as planning_curves
 
     bench = random_benchmark(n_models=40, subtask_sizes=(300, 200), seed=4)
     population = pair_population(bench, truth="full")
     gaps, levels = [0.0, 1.0, 4.0, 10.0, 25.0], [0.6, 0.8, 0.95, 1.0]
     sized = []
-    real_matrix = planning._matrix
-    monkeypatch.setattr(planning, "_matrix", lambda hi, lo, n, ks, method: sized.append(len(ks)) or
+    real_matrix = planning_curves._matrix
+    monkeypatch.setattr(planning_curves, "_matrix", lambda hi, lo, n, ks, method: sized.append(len(ks)) or
                         real_matrix(hi, lo, n, ks, method))
     table = size_table(population, gaps, levels)
     for gap in gaps:

@@ -493,7 +493,8 @@ def audit(benchmark: Benchmark, items: Sequence[str], weights=None, *, n_random:
 
 def _add_prediction(benchmark, models_idx, k, curve, table, threshold, bin_width, tie_rule, mdad_method):
     """The random baseline's expected curve and MDAD, computed exactly (truth = full)."""
-    from mbutils.results.planning import pair_population, predicted_curve, predicted_mdad
+    from mbutils.results.planning_curves import predicted_curve, predicted_mdad
+    from mbutils.results.planning_population import pair_population
 
     sub = Benchmark(name=benchmark.name, correct=benchmark.correct[models_idx],
                     models=benchmark.models[models_idx], items=benchmark.items,

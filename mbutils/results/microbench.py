@@ -154,7 +154,7 @@ def reliability_card(selector: Selector, pool: Benchmark, k: int, *, runs: int, 
     """MDAD of the selector at k (protocol run on the pool), random's predicted MDAD, pairs separated."""
     from mbutils.methods.experiment import check_sizes, n_seen_items, run_experiment
     from mbutils.results.metrics import mdad_table
-    from mbutils.results.planning import predicted_mdad
+    from mbutils.results.planning_curves import predicted_mdad
 
     nan = float("nan")
     if pool.n_models < 3:

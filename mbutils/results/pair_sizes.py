@@ -13,7 +13,7 @@ Two pairs with the same gap can need very different k: the more items they disag
 noisier their difference. A planner size read from a gap bin's *average* agreement
 (:func:`mbutils.plan`) is therefore reached by some of the bin's pairs and not by others;
 :func:`bin_pairs` gives every pair of a bin its exact required size (the exact hypergeometric power
-of :func:`mbutils.results.planning.agreement_probability`) beside the rule's, and
+of :func:`mbutils.results.planning_probability.agreement_probability`) beside the rule's, and
 :func:`size_for_share` the size that brings a stated share of the bin's pairs to the target.
 """
 
@@ -25,7 +25,7 @@ from scipy.stats import norm
 
 from mbutils.base.errors import ProtocolError
 from mbutils.base.validation import check_number
-from mbutils.results.planning import agreement_probability
+from mbutils.results.planning_probability import agreement_probability
 
 
 def rule_size(gap, disagree, n_items: int, agreement: float = 0.8) -> np.ndarray:
