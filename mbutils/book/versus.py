@@ -5,6 +5,8 @@ from __future__ import annotations
 from mbutils.book import plots
 from mbutils.book.display import claim_note, settings_caption, show, table
 from mbutils.results import claims, metrics
+from mbutils.results.paired import compare_selectors
+from mbutils.results.paired_claims import comparison_records, versus_random_paired
 from mbutils.results.reports import relative_table
 
 
@@ -32,4 +34,9 @@ def versus_random(settings: dict, method: str, threshold: float = 0.8) -> dict:
           "and size; 'difference' = method - random. " + context, label="versus-random")
     claim_note("Against random sampling, computed", claims.versus_random(mdads, method),
                f"{method}_versus_random")
+    comparisons = {s.page_title: comparison_records(compare_selectors(s.results(["random", method]), method, "random",
+                                                                      threshold=threshold, n_boot=300))
+                   for s in settings.values()}
+    claim_note("Against random sampling, paired on shared runs, computed",
+               versus_random_paired(comparisons, method), f"{method}_versus_random_paired")
     return mdads
