@@ -239,6 +239,24 @@ def test_glued_claims_say_what_their_inputs_say(executed):
     assert seen >= 10, f"only {seen} glued claims found"
 
 
+def test_every_glued_catch_up_or_match_had_the_power_to_see_two_points(executed):
+    """A glued sentence may say "catches up", "matches" or "no longer differs" only when it comes from a
+    paired-comparison claim whose cells each had 80% power to see a 2-point difference."""
+    import json
+
+    from mbutils.results.paired_claims import claim_is_powered
+
+    words = ("catches up", "no longer differs")
+    for (chapter, variant), result in executed.items():
+        if isinstance(result, Exception):
+            continue
+        for key, (text, payload) in _claims_of(result[1]).items():
+            data = json.loads(payload)
+            if any(w in text for w in words) or (" matches" in text and "too small to tell whether" not in text):
+                assert data["fn"] == "catch_up_paired", f"{chapter} ({variant}): {key} says {text!r} without a power check"
+                assert claim_is_powered(data["fn"], data["inputs"]), f"{chapter} ({variant}): {key} is underpowered"
+
+
 def test_no_glued_comparison_crowns_a_winner_inside_the_noise(executed):
     """Every glued "most reliable" sentence, checked against the intervals in its own inputs by an
     implementation of the noise rule independent of mbutils.results.noise (tests/test_noise.py)."""
