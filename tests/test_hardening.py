@@ -242,12 +242,12 @@ def test_unreadable_results_file_and_folder(tmp_path):
 
 
 def test_an_unexpected_error_is_one_line_and_a_traceback_only_with_debug(monkeypatch, tmp_path):
-    import mbutils.cli as cli
+    import mbutils.cli.experiments as summary_command
 
     def bug(args):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(cli, "cmd_summary", bug)
+    monkeypatch.setattr(summary_command, "cmd_summary", bug)
     code, _, err = run("summary", tmp_path / "x.parquet")
     assert code == 70 and err.count("\n") == 1 and "internal error (ZeroDivisionError: boom)" in err
     assert "report it" in err and "--debug" in err and "Traceback" not in err

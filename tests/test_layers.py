@@ -24,7 +24,7 @@ LAYERS = (
              "sections, exercises, the adaptive chapter's pictures, versus random"),
     ("build", "building and publishing the book: run-chapter, the standalone page, the kernel guard, the Sphinx "
               "hook, pages run ahead, the copies, the PDF"),
-    ("interface", "the package's public names (mbutils/__init__.py) and the command line (cli.py, __main__.py)"),
+    ("interface", "the package's public names (mbutils/__init__.py) and the command line (the cli package, __main__.py)"),
 )
 
 
@@ -94,17 +94,21 @@ def test_the_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": set()}) is None
 
 
+#: The interface layer's top-level names: the package root, ``python -m mbutils`` and the command line's package.
+INTERFACE = ("__init__.py", "__main__.py", "cli")
+
+
 def layer_of(module: str) -> str:
-    """The layer a module's folder says it is in."""
+    """The layer a module's folder says it is in (the root, __main__ and the cli package: interface)."""
     parts = module.split(".")
     if len(parts) > 1 and parts[1] in dict(LAYERS):
         return parts[1]
-    return "interface"  # mbutils, mbutils.cli, mbutils.__main__
+    return "interface"  # mbutils, mbutils.__main__, the cli package (INTERFACE: nothing else is at the top)
 
 
 def test_every_module_lives_in_a_layer_folder():
     top = sorted(p.name for p in PACKAGE.iterdir() if p.suffix == ".py" or (p.is_dir() and p.name != "__pycache__"))
-    assert top == sorted(["__init__.py", "__main__.py", "cli.py", *(name for name, _ in LAYERS if name != "interface")])
+    assert top == sorted([*INTERFACE, *(name for name, _ in LAYERS if name != "interface")])
 
 
 def upward_imports(graph: dict[str, set[str]]) -> list[str]:
@@ -147,6 +151,8 @@ def test_the_layer_check_sees_an_upward_import():
     rank = {name: i for i, (name, _) in enumerate(LAYERS)}
     assert rank[layer_of("mbutils.book.display")] > rank[layer_of("mbutils.data.bundle.read")]
     assert layer_of("mbutils.cli") == "interface" and layer_of("mbutils.methods.selectors.base") == "methods"
+    assert layer_of("mbutils.cli.common") == "interface" and layer_of("mbutils.__main__") == "interface"
+    assert rank[layer_of("mbutils.cli.chapters")] > rank[layer_of("mbutils.build.chapters")]
 
 
 def test_the_book_facade_is_what_the_chapters_call():

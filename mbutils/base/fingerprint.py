@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1]
 #: the paper's tables), the book, its build and the command line. The experiment never imports
 #: them (tests/test_fingerprint.py checks), so editing them changes no cached experiment and does
 #: not invalidate it; the book's execution cache still sees them.
-DOWNSTREAM = frozenset({"results", "book", "build", "cli.py", "__main__.py", "data/inventory.py"})
+DOWNSTREAM = frozenset({"results", "book", "build", "cli", "__main__.py", "data/inventory.py"})
 
 
 def source_fingerprint(root: Path = PACKAGE, *, include_downstream: bool = False) -> str:

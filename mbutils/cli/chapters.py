@@ -1,0 +1,133 @@
+"""Chapters and the book: the run-chapter, notebook, book and book-pdf commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from mbutils.base.errors import MbutilsError
+from mbutils.cli.common import _Formatter, _refuse_existing, count
+
+
+def _chapter_parsers(sub, common) -> None:
+    p = sub.add_parser("run-chapter", parents=[common], formatter_class=_Formatter,
+                       help="execute a chapter of the book on other data or settings")
+    p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or path of its .md (or .ipynb)")
+    p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
+                   help="set a parameter of the chapter (repeatable), e.g. -p data mybundle -p runs 10")
+    p.add_argument("--out", default="chapter-output", help="folder for the executed notebook and its HTML")
+    p.add_argument("--force", action="store_true", help="replace the chapter's page and notebook in --out")
+    p.add_argument("--profile", choices=["quick", "default", "paper"], default=None,
+                   help="settings profile (default: $MBUTILS_PROFILE or 'default')")
+    p.add_argument("--timeout", type=count("timeout (seconds)", high=10**7), default=None,
+                   help="seconds allowed per cell (default: no limit)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_run_chapter)
+
+    p = sub.add_parser("notebook", parents=[common], formatter_class=_Formatter,
+                       help="write a chapter as an .ipynb notebook (for papermill or Jupyter)")
+    p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or path of its .md, or 'all' (every chapter)")
+    p.add_argument("--out", default=None, help="notebook file or folder (default: ./CHAPTER.ipynb; all: .)")
+    p.add_argument("--force", action="store_true", help="replace existing notebooks")
+    p.add_argument("--launch", action="store_true",
+                   help="open with the cell that installs mbutils where it is missing (Colab)")
+    p.set_defaults(func=cmd_notebook)
+
+    p = sub.add_parser("book", parents=[common], formatter_class=_Formatter,
+                       help="build the book strictly: the default, students' or instructors' copy",
+                       description="Build the book with jupyter-book build -W -n --keep-going. The students' "
+                       "copy has no solutions (nor any source download holding them); the instructors' shows "
+                       "every solution open; the default folds each under its exercise.")
+    p.add_argument("--copy", choices=["default", "students", "instructors"], default="default",
+                   help="which copy to build")
+    p.add_argument("--out", default=None, help="folder to hold _build/; None: the book's folder")
+    p.add_argument("--execution-cache", default=None, metavar="BUILD",
+                   help="reuse the executed notebooks of another build (its _build folder); None: this build's own")
+    p.set_defaults(func=cmd_book)
+
+    p = sub.add_parser("book-pdf", parents=[common], formatter_class=_Formatter,
+                       help="print the built book into one PDF (Chromium), chapters in toc order")
+    p.add_argument("--html", default="_build/html", help="the built book's HTML folder")
+    p.add_argument("--out", default="_build/html/book.pdf", help="PDF file to write")
+    p.add_argument("--force", action="store_true", help="replace an existing --out")
+    p.set_defaults(func=cmd_book_pdf)
+
+
+#: What the chapter commands need beyond the library (the ``book`` extra).
+BOOK_MODULES = ("nbformat", "jupytext", "papermill", "nbconvert", "ipykernel", "matplotlib", "myst_nb")
+
+
+def _need_book_packages(command: str) -> None:
+    from importlib.util import find_spec
+
+    absent = [m for m in BOOK_MODULES if find_spec(m) is None]
+    if absent:
+        raise MbutilsError(f"{command} needs the book's packages ({', '.join(absent)} missing): "
+                           "pip install 'mbutils[book]', or pip install -r requirements.txt in the repository")
+
+
+def cmd_run_chapter(args) -> int:
+    _need_book_packages("run-chapter")
+    from mbutils.build.chapters import run_chapter
+
+    from mbutils.build.chapters import chapter_path
+
+    stem = chapter_path(args.chapter).stem
+    pages = [Path(args.out) / f"{stem}{suffix}" for suffix in (".html", ".ipynb")]
+    existed = [page for page in pages if page.exists()]
+    for page in existed:
+        _refuse_existing(page, args.force, "--out folder")
+    html = run_chapter(args.chapter, dict(args.param), args.out, profile=args.profile, timeout=args.timeout,
+                       progress=not args.quiet)
+    print(f"wrote {html} and {html.with_suffix('.ipynb')}", file=sys.stderr)
+    if existed:
+        print(f"note: replaced the existing {' and '.join(p.name for p in existed)} in {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_notebook(args) -> int:
+    _need_book_packages("notebook")
+    from mbutils.build.chapters import chapter_names, chapter_path, to_notebook
+
+    if args.chapter == "all":
+        out = Path(args.out or ".")
+        if out.suffix == ".ipynb":
+            raise MbutilsError("notebook all: --out must be a folder")
+        for name in chapter_names():
+            _refuse_existing(out / f"{name}.ipynb", args.force, "--out folder")
+        out.mkdir(parents=True, exist_ok=True)
+        for name in chapter_names():
+            to_notebook(name, out / f"{name}.ipynb", launch=args.launch)
+        print(f"wrote {len(chapter_names())} notebooks into {out}", file=sys.stderr)
+        return 0
+    out = Path(args.out) if args.out else Path(f"{chapter_path(args.chapter).stem}.ipynb")
+    replacing = out.exists()
+    _refuse_existing(out, args.force)
+    print(f"wrote {to_notebook(args.chapter, out, launch=args.launch)}", file=sys.stderr)
+    if replacing:
+        print(f"note: replaced the existing {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_book(args) -> int:
+    _need_book_packages("book")
+    from mbutils.build.publish import build_book
+
+    proc = build_book(args.copy, args.out, execution_cache=args.execution_cache)
+    if proc.returncode == 0:
+        where = Path(args.out) if args.out else Path(".")
+        print(f"built the {args.copy} copy: {where / '_build' / 'html' / 'index.html'}", file=sys.stderr)
+    return proc.returncode
+
+
+def cmd_book_pdf(args) -> int:
+    _need_book_packages("book-pdf")
+    from mbutils.build.publish import book_pdf
+
+    _refuse_existing(Path(args.out), args.force)
+    report = book_pdf(args.html, args.out)
+    pages = sum(r["pages"] for r in report.values())
+    print(json.dumps(report, indent=1))  # per document: pages, figures, narrowest figure / text column, equations
+    print(f"wrote {args.out}: {len(report)} documents, {pages} pages", file=sys.stderr)
+    return 0

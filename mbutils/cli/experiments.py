@@ -1,0 +1,133 @@
+"""Experiments and their tables: the experiment, mdad, summary and combine commands."""
+
+from __future__ import annotations
+
+import sys
+
+from mbutils.cli.common import (MISSING_CHOICES, SEED, _add_mdad_options, _add_missing, _add_protocol,
+                                _bundle_folder, _check_out, _check_target_set, _Formatter, _names, _say_partial,
+                                _sizes, _whole_results, _workers, _write_table)
+
+
+def _experiment_parser(sub, common) -> None:
+    p = sub.add_parser("experiment", parents=[common], formatter_class=_Formatter,
+                       help="run selectors x sizes x runs on a bundle", description="Run selectors x sizes x "
+                       "runs on a bundle and write the tidy results table (with its provenance).")
+    p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
+    p.add_argument("--selectors", type=_names("selectors"), default=["random"], help="comma-separated names")
+    p.add_argument("--sizes", type=_sizes, default=[10, 25, 50, 100, 200],
+                   help="comma-separated micro-benchmark sizes (items)")
+    _add_protocol(p)
+    p.add_argument("--target-set", default=None, help="named target set from target_sets.json")
+    p.add_argument("--jobs", type=_workers, default=1,
+                   help="processes that compute, this one included with loky (-1: all cores; "
+                        "never more than runs or cores)")
+    p.add_argument("--backend", choices=["loky", "threading", "sequential", "dask", "ray"], default="loky",
+                   help="how runs are spread over workers (dask/ray need requirements-scale.txt)")
+    p.add_argument("--scheduler", default=None,
+                   help="address of a running Dask scheduler or Ray cluster (default: start a local one)")
+    _add_missing(p)
+    p.add_argument("--no-cache", action="store_true", help="recompute even if cached")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--out", required=True, help="results file (.parquet or .csv)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out")
+    p.set_defaults(func=cmd_experiment)
+
+
+def _note_confidence_fallback(bench, selectors: list[str]) -> None:
+    """Say when a confidence-reading selector will read 0/1 correctness instead."""
+    from mbutils.methods.selectors import make_selector
+
+    if bench.has_confidence:
+        return
+    readers = [name for name in selectors if getattr(make_selector(name), "uses_confidence", False)]
+    if readers:
+        print(f"note: {bench.name} has no confidence.csv, so {', '.join(readers)} read 0/1 correctness "
+              "instead of confidences", file=sys.stderr)
+
+
+def cmd_experiment(args) -> int:
+    from mbutils.data.datasets import load_benchmark
+    from mbutils.methods.experiment import run_experiment
+    from mbutils.methods.protocol import Protocol
+
+    _check_out(args.out, [_bundle_folder(args.data)], args.force)
+    _check_target_set(args.target_set)
+    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
+    protocol = Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs,
+                        seed=args.seed, target_set=args.target_set)
+    results = run_experiment(bench, args.selectors, args.sizes, protocol, jobs=args.jobs,
+                             backend=args.backend, use_cache=not args.no_cache,
+                             progress=not args.quiet, scheduler=args.scheduler)
+    _note_confidence_fallback(bench, args.selectors)
+    _write_table(results, args.out, args.force)
+    if not args.quiet:
+        print(f"wrote {len(results):,} rows to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _table_parsers(sub, common) -> None:
+    p = sub.add_parser("mdad", parents=[common], formatter_class=_Formatter,
+                       help="MDAD with confidence intervals per selector x size")
+    p.add_argument("results", help="results table of one experiment (.parquet or .csv)")
+    p.add_argument("--split", choices=["seen", "unseen"], default="seen", help="which half is the truth")
+    _add_mdad_options(p, ["pairs", "runs", "none"], "pairs")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the bootstrap")
+    p.add_argument("--format", choices=["csv", "markdown"], default="csv", help="output format")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="score results with runs or sizes missing (refused otherwise); the output says so")
+    p.set_defaults(func=cmd_mdad)
+
+    p = sub.add_parser("summary", parents=[common], formatter_class=_Formatter,
+                       help="Kendall tau and estimation error per selector x size")
+    p.add_argument("results", help="results table of one experiment (.parquet or .csv)")
+    p.add_argument("--format", choices=["csv", "markdown"], default="csv", help="output format")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="score results with runs or sizes missing (refused otherwise); the output says so")
+    p.set_defaults(func=cmd_summary)
+
+    p = sub.add_parser("combine", parents=[common], formatter_class=_Formatter,
+                       help="join results of several experiments on purpose, numbering their runs apart",
+                       description="Join the results tables of several experiments into one, on purpose: "
+                       "the runs of each are renumbered after the previous one's, so no pairs are pooled by "
+                       "mistake, and the provenance of every source is kept in the output's metadata.")
+    p.add_argument("results", nargs="+", help="results tables (.parquet or .csv), two or more")
+    p.add_argument("--out", required=True, help="combined results file (.parquet or .csv)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="score results with runs or sizes missing (refused otherwise); the output says so")
+    p.set_defaults(func=cmd_combine)
+
+
+def cmd_mdad(args) -> int:
+    from mbutils.results.metrics import mdad_table
+    from mbutils.base.tables import render
+
+    table = mdad_table(_whole_results(args.results, args), threshold=args.threshold, split=args.split,
+                       bin_width=args.bin_width, tie_rule=args.tie_rule, method=args.method,
+                       ci=args.ci, n_boot=args.bootstrap, seed=args.seed)
+    columns = ["selector", "size", "mdad", "ci_low", "ci_high", "n_pairs"]
+    sys.stdout.write(render(table[columns], args.format))
+    _say_partial(args)
+    return 0
+
+
+def cmd_summary(args) -> int:
+    from mbutils.results.metrics import summary_table
+    from mbutils.base.tables import render
+
+    sys.stdout.write(render(summary_table(_whole_results(args.results, args)), args.format))
+    _say_partial(args)
+    return 0
+
+
+def cmd_combine(args) -> int:
+    from mbutils.base.provenance import combine
+
+    _check_out(args.out, args.results, args.force)
+    tables = [_whole_results(path, args) for path in args.results]
+    combined = combine(tables, [str(path) for path in args.results])
+    _write_table(combined, args.out, args.force)
+    print(f"wrote {len(combined):,} rows of {len(tables)} experiments ({combined['run'].nunique()} runs) "
+          f"to {args.out}", file=sys.stderr)
+    return 0

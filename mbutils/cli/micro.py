@@ -1,0 +1,269 @@
+"""Micro-benchmarks for use: the plan, build-micro, score and audit commands."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mbutils.base.errors import MbutilsError, ResultsError
+from mbutils.base.tables import mdad_text
+from mbutils.cli.common import (BIN_WIDTH, MAX_RUNS, MISSING_CHOICES, SEED, THRESHOLD, _add_mdad_options,
+                                _add_missing, _add_protocol, _bundle_folder, _check_out, _check_target_set,
+                                _Formatter, _number, _sizes, _whole_results, _workers, _write_table, count, number)
+
+
+def _micro_parsers(sub, common) -> None:
+    """plan, build-micro, score and audit, in this order (the order of the commands' list)."""
+    p = sub.add_parser("plan", parents=[common], formatter_class=_Formatter,
+                       help="how many items random sampling needs for a given gap and agreement")
+    p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
+    p.add_argument("--gap", type=number("gap (points)", low=0, high=100, low_open=True), default=None,
+                   help="accuracy gap in points (or give --pair)")
+    p.add_argument("--pair", nargs=2, metavar=("MODEL_A", "MODEL_B"), default=None,
+                   help="one pair of models of the bundle: the power of a random k-item subset to order them "
+                   "(exact), and the smallest k reaching --agreement")
+    p.add_argument("--agreement", type=number("agreement", low=0, high=1, low_open=True), default=0.8,
+                   help="target pairwise agreement, in (0, 1]")
+    p.add_argument("--truth", choices=["seen", "full"], default="seen",
+                   help="judge against the seen half (the paper's protocol) or all items")
+    p.add_argument("--results", default=None,
+                   help="results of an experiment on this bundle to compare selectors (default: cache)")
+    p.add_argument("--allow-partial", action="store_true",
+                   help="score results with runs or sizes missing (refused otherwise); the output says so")
+    p.add_argument("--sizes", type=_sizes, default=None,
+                   help="sizes of the cached experiment to look up (default 10,25,50,100,200); with --pair: "
+                   "the sizes to show (default a few up to N)")
+    _add_protocol(p, "the cached experiment to look up")
+    p.add_argument("--bin-width", type=BIN_WIDTH, default=0.5, help="gap bin width in accuracy points (0.01-100)")
+    p.add_argument("--tie-rule", choices=["paper", "exclude"], default="paper",
+                   help="pairs tied on the truth: scored as the paper does, or left out")
+    _add_missing(p)
+    p.set_defaults(func=cmd_plan)
+
+    p = sub.add_parser("build-micro", parents=[common], formatter_class=_Formatter,
+                       help="choose a micro-benchmark for use and write it as a folder",
+                       description="Choose a k-item micro-benchmark from all items, learning from every model "
+                       "of the bundle but those of --exclude-models, and write a folder: the items with their "
+                       "weights, the estimator's state, provenance, the calibration of its interval "
+                       "(cross-fitted held-out errors of the pool's models; none for random sampling, whose "
+                       "interval is exact), a reliability card (MDAD at this k from a protocol run, random "
+                       "sampling's, share of the pool's pairs it separates) and lm-evaluation-harness tasks "
+                       "that run only the chosen documents. Written whole or not at all.")
+    p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
+    p.add_argument("--selector", required=True, help="a selector name (not an adaptive one)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a selector parameter (repeatable), e.g. --param n_strata=5")
+    p.add_argument("--k", type=count("k"), required=True, help="items in the micro-benchmark")
+    p.add_argument("--out", required=True, help="folder to write (new or empty; see --force)")
+    p.add_argument("--exclude-models", default=None, help="file with one model per line to hold out")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the selection, folds and protocol run")
+    p.add_argument("--runs", type=count("runs", high=MAX_RUNS), default=20, help="runs of the card's protocol")
+    p.add_argument("--threshold", type=THRESHOLD, default=0.8, help="agreement the card's MDAD must reach")
+    p.add_argument("--jobs", type=_workers, default=1, help="workers of the protocol run (-1: all cores)")
+    p.add_argument("--lm-eval-tasks", default=None,
+                   help="folder of lm-eval task YAMLs to find the original tasks in (default: the installed "
+                   "lm_eval, else <task>.yaml next to the exported YAML)")
+    p.add_argument("--force", action="store_true", help="replace an existing non-empty --out")
+    _add_missing(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_build_micro)
+
+    p = sub.add_parser("score", parents=[common], formatter_class=_Formatter,
+                       help="a new model's estimated accuracy, interval and distinguishable pool models",
+                       description="Score new models with a micro-benchmark folder from their lm-eval "
+                       "samples_*.jsonl logs (of the original task or of the exported micro tasks) or a "
+                       "bundle-format responses.csv. Interval: for uniform random sampling (plain mean) the "
+                       "exact finite-population (hypergeometric) interval; for every other selector an "
+                       "empirical interval from the cross-fitted held-out errors of the pool's models "
+                       "(cross-fitted, CV+-like: its coverage is measured, not guaranteed). A pool model is distinguishable when the accuracies differ "
+                       "by at least the card's MDAD.")
+    p.add_argument("folder", help="micro-benchmark folder written by build-micro")
+    p.add_argument("files", nargs="+", help="samples_*.jsonl files (or folders of them), or responses.csv files")
+    p.add_argument("--format", choices=["text", "json"], default="text", help="output format")
+    p.add_argument("--level", type=number("level", low=0, high=1, low_open=True, high_open=True), default=0.9,
+                   help="level of the interval, in (0, 1)")
+    p.add_argument("--metric", default="acc", help="lm-eval 0/1 metric read as correctness (e.g. acc_norm)")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("audit", parents=[common], formatter_class=_Formatter,
+                       help="how well a given list of items ranks every pair of models")
+    p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
+    p.add_argument("--items", required=True, help="one item per line, or a CSV with an item column")
+    p.add_argument("--weights", default=None, help="one weight per line, or a CSV with item,weight")
+    p.add_argument("--random", type=count("random subsets", high=100_000), default=100,
+                   help="random subsets of equal size as baseline")
+    p.add_argument("--seed", type=SEED, default=0, help="seed of the random subsets and bootstrap")
+    p.add_argument("--truth", choices=["full", "rest"], default="full",
+                   help="judge against all items, or against the items not in the list")
+    p.add_argument("--target-set", default=None, help="only the models of this target set")
+    _add_mdad_options(p, ["models", "pairs", "none"], "models")
+    p.add_argument("--max-gap", type=number("max gap (points)", low=0, high=100, low_open=True), default=10.0,
+                   help="widest gap shown in the curve")
+    _add_missing(p)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--out", default=None, help="also write the audit's results table (.parquet/.csv)")
+    p.add_argument("--force", action="store_true", help="replace an existing --out")
+    p.set_defaults(func=cmd_audit)
+
+
+def _protocol_from(args):
+    from mbutils.methods.protocol import Protocol
+
+    return Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs, seed=args.seed,
+                    target_set=getattr(args, "target_set", None))
+
+
+def _results_of(bench, path: str, args) -> pd.DataFrame:
+    """A results table given with --results, refused when another bundle produced it."""
+    from mbutils.base.provenance import check_bundle
+
+    results = _whole_results(path, args)
+    check_bundle(results, bench.content_hash, bench.name, path)
+    unknown = sorted(set(results["model"].astype(str)) - set(map(str, bench.models)))
+    if unknown:
+        shown = ", ".join(map(repr, unknown[:3])) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+        raise ResultsError(f"{path}: models {shown} are not in bundle {bench.name!r}; these results come "
+                           "from another bundle")
+    # a CSV without its sidecar carries no provenance: the counts themselves must be this bundle's (seen + unseen = all items,
+    # and each model's correct answers on them = its correct answers on the bundle)
+    totals = pd.Series(np.nansum(bench.correct, axis=1), index=bench.models.astype(str))
+    items = results["n_seen"].to_numpy(np.int64) + results["n_unseen"].to_numpy(np.int64)
+    right = results["seen_correct"].to_numpy(np.int64) + results["unseen_correct"].to_numpy(np.int64)
+    off = (items != bench.n_items) | (right != totals[results["model"].astype(str)].to_numpy().round().astype(np.int64))
+    if off.any():
+        row = int(np.flatnonzero(off)[0])
+        raise ResultsError(f"{path}: row {row + 2} (model {results['model'].iloc[row]!r}) counts {right[row]} right of "
+                           f"{items[row]} items, which is not its result on bundle {bench.name!r} "
+                           f"({int(totals[str(results['model'].iloc[row])])} of {bench.n_items}); these results come "
+                           "from another bundle")
+    return results
+
+
+def cmd_plan(args) -> int:
+    from mbutils.data.datasets import load_benchmark
+    from mbutils.results.planning import cached_results, format_pair_power, format_plan, pair_power, plan_table
+
+    if (args.gap is None) == (args.pair is None):
+        raise ResultsError("give either --gap (pairs of a gap bin) or --pair MODEL_A MODEL_B (one pair of models)")
+    if args.results is not None and not args.results.strip():
+        raise ResultsError("--results is empty; give a results file (.parquet or .csv), or leave the option out")
+    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
+    if args.pair is not None:
+        power = pair_power(bench, args.pair[0], args.pair[1], sizes=args.sizes, agreement=args.agreement)
+        sys.stdout.write(format_pair_power(power, args.sizes))
+        return 0
+    if not args.sizes:  # the cached experiments looked up: the default sizes that fit this bundle
+        from mbutils.methods.experiment import n_seen_items
+
+        args.sizes = [k for k in (10, 25, 50, 100, 200) if k <= n_seen_items(bench)] or [n_seen_items(bench)]
+    protocol = _protocol_from(args)
+    if args.results:
+        results = _results_of(bench, args.results, args)
+    else:
+        results = cached_results(bench, args.sizes, protocol)
+    plan = plan_table(bench, args.gap, args.agreement, results, truth=args.truth, protocol=protocol,
+                      bin_width=args.bin_width, tie_rule=args.tie_rule)
+    sys.stdout.write(format_plan(plan))
+    if results is None:
+        print("(no cached experiments for this bundle and protocol: run `python -m mbutils experiment` "
+              "with the same settings to compare selectors)", file=sys.stderr)
+    return 0
+
+
+def _param_value(text: str):
+    """A --param value: a number, True/False/None, or the text itself."""
+    value = _number(text.strip())
+    if isinstance(value, str):
+        return {"true": True, "false": False, "none": None}.get(value.strip().lower(), value.strip())
+    return value
+
+
+def _params(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ResultsError(f"--param {pair!r}: write it as key=value (e.g. --param n_strata=5)")
+        out[key.strip()] = _param_value(value)
+    return out
+
+
+def _read_model_list(path: str) -> list[str]:
+    file = Path(path)
+    if not file.is_file():
+        raise ResultsError(f"{path}: no such file of models to exclude (one model name per line)")
+    try:
+        lines = file.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise ResultsError(f"{path}: cannot read it ({err})") from None
+    return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+
+
+def cmd_build_micro(args) -> int:
+    from mbutils.data.bundle import find_bundle
+    from mbutils.data.datasets import load_benchmark
+    from mbutils.methods.selectors import make_selector
+    from mbutils.results.lm_eval_task import check_exportable
+    from mbutils.results.micro_folder import check_out, write_micro
+    from mbutils.results.microbench import build_micro
+
+    try:
+        bundle_folder = find_bundle(args.data)
+    except MbutilsError:
+        bundle_folder = None  # a synthetic stand-in: no folder to protect
+    check_out(args.out, bundle_folder, args.force)
+    selector = make_selector(args.selector, **_params(args.param))
+    exclude = _read_model_list(args.exclude_models) if args.exclude_models else []
+    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
+    check_exportable(bench.items, bench.subtasks)  # names the export would refuse, before any work
+    if args.lm_eval_tasks is not None and not Path(args.lm_eval_tasks).is_dir():
+        raise MbutilsError(f"--lm-eval-tasks {args.lm_eval_tasks}: no such folder of lm-eval task configs")
+    built = build_micro(bench, selector, args.k, seed=args.seed, exclude=exclude, runs=args.runs,
+                        threshold=args.threshold, jobs=args.jobs, progress=not args.quiet)
+    path = write_micro(built, args.out, bundle_folder=bundle_folder, force=args.force, tasks_dir=args.lm_eval_tasks)
+    card = built.card
+    if card.protocol is None:
+        reliability = f"no reliability card: {card.note}"
+    else:
+        reliability = (f"MDAD at k = {built.k}: {mdad_text(card.mdad, unit=' points')} (95% CI "
+                       f"{mdad_text(card.ci_low)} to {mdad_text(card.ci_high)}; random sampling: "
+                       f"{mdad_text(card.random_mdad, unit=' points')})")
+    print(f"wrote {path}: {built.k} items of {bench.name} chosen by {built.selector} "
+          f"(pool of {len(built.pool)} models); {reliability}")
+    return 0
+
+
+def cmd_score(args) -> int:
+    from mbutils.results.micro_folder import read_micro
+    from mbutils.results.scoring import format_scores, score
+
+    folder = read_micro(args.folder)
+    table = score(folder, args.files, level=args.level, metric=args.metric)
+    sys.stdout.write(format_scores(table, folder, args.format))
+    return 0
+
+
+def cmd_audit(args) -> int:
+    from mbutils.results.auditing import audit, format_audit, read_items, read_weights
+    from mbutils.data.datasets import load_benchmark
+
+    if args.out is not None:
+        _check_out(args.out, [args.items, args.weights or None, _bundle_folder(args.data)], args.force)
+    _check_target_set(args.target_set)
+    if args.weights is not None and not args.weights.strip():
+        raise ResultsError("--weights is empty; give a weights file, or leave the option out for a plain mean")
+    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
+    items, weights = read_items(args.items)
+    if args.weights:
+        weights = read_weights(args.weights, items)
+    report = audit(bench, items, weights, n_random=args.random, seed=args.seed, threshold=args.threshold,
+                   truth=args.truth, models=args.target_set, bin_width=args.bin_width,
+                   tie_rule=args.tie_rule, mdad_method=args.method, ci=args.ci, n_boot=args.bootstrap,
+                   progress=not args.quiet)
+    sys.stdout.write(format_audit(report, max_gap=args.max_gap))
+    if args.out is not None:
+        _write_table(report.results, args.out, args.force)
+    return 0
