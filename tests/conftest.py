@@ -177,6 +177,9 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # (a niced background batch, like the shape runs), and the quick book build (`quick_book`) for
     # the real data
     ("test_chapters.py", "test_chapter_executes_with_every_figure"): {"book"},
+    ("test_chapters.py", "test_every_glued_catch_up_or_match_had_the_power_to_see_two_points"): {"book"},
+    # runs a three-cell page that fails on purpose (a kernel, two seconds)
+    ("test_run_chapter_failure.py", "test_a_failed_chapter_keeps_its_notebook_up_to_the_failing_cell"): {"book"},
     ("test_chapters.py", "test_every_figure_and_table_is_labelled_and_cited"): {"book"},
     ("test_chapters.py", "test_every_value_the_prose_pastes_is_glued_by_its_page"): {"book"},
     ("test_chapters.py", "test_no_chapter_glues_a_key_twice"): {"book"},

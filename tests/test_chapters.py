@@ -244,7 +244,7 @@ def test_every_glued_catch_up_or_match_had_the_power_to_see_two_points(executed)
     paired-comparison claim whose cells each had 80% power to see a 2-point difference."""
     import json
 
-    from mbutils.results.paired_claims import claim_is_powered
+    from mbutils.results.claims import claim_is_powered
 
     words = ("catches up", "no longer differs")
     for (chapter, variant), result in executed.items():

@@ -24,7 +24,7 @@ LAYERS = (
              "sections, exercises, the adaptive chapter's pictures, versus random"),
     ("build", "building and publishing the book: run-chapter, the standalone page, the kernel guard, the Sphinx "
               "hook, pages run ahead, the copies, the PDF"),
-    ("interface", "the package's public names (mbutils/__init__.py) and the command line (the cli package, __main__.py)"),
+    ("interface", "the package's public names (mbutils/__init__.py), the command line (the cli package, __main__.py) and the checks for users' extensions (testing.py)"),
 )
 
 
@@ -95,7 +95,7 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 #: The interface layer's top-level names: the package root, ``python -m mbutils`` and the command line's package.
-INTERFACE = ("__init__.py", "__main__.py", "cli")
+INTERFACE = ("__init__.py", "__main__.py", "cli", "testing.py")
 
 
 def layer_of(module: str) -> str:
@@ -103,7 +103,7 @@ def layer_of(module: str) -> str:
     parts = module.split(".")
     if len(parts) > 1 and parts[1] in dict(LAYERS):
         return parts[1]
-    return "interface"  # mbutils, mbutils.__main__, the cli package (INTERFACE: nothing else is at the top)
+    return "interface"  # mbutils, mbutils.__main__, the cli package, mbutils.testing (INTERFACE: nothing else)
 
 
 def test_every_module_lives_in_a_layer_folder():

@@ -139,9 +139,13 @@ def test_refusals_of_the_output_folder(fixture_bundle, tmp_path):
                        "--out", tmp_path / "full", "--force")
     assert code == 1 and "did not write" in err and (tmp_path / "full" / "x").read_text() == "keep me"
     _build(fixture_bundle, tmp_path / "made", "--selector", "random", "--k", 2)
-    (tmp_path / "made" / "x").write_text("left by hand")
     _build(fixture_bundle, tmp_path / "made", "--selector", "random", "--k", 3, "--force")
-    assert not (tmp_path / "made" / "x").exists() and (tmp_path / "made" / "micro.json").is_file()
+    assert json.loads((tmp_path / "made" / "micro.json").read_text())["k"] == 3
+    # a micro-benchmark folder with the user's own file added is no longer only ours: refused
+    (tmp_path / "made" / "notes.txt").write_text("left by hand")
+    code, _, err = run("build-micro", "--data", fixture_bundle, "--selector", "random", "--k", 2,
+                       "--out", tmp_path / "made", "--force")
+    assert code == 1 and "did not write" in err and (tmp_path / "made" / "notes.txt").read_text() == "left by hand"
     code, _, err = run("build-micro", "--data", fixture_bundle, "--selector", "random", "--k", 2,
                        "--out", fixture_bundle / "micro")
     assert code == 1 and f"inside the input folder {fixture_bundle.resolve()}" in err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from mbutils.results.paired_claims import catch_up_paired, claim_is_powered, versus_random_paired
+from mbutils.results.claims import catch_up_paired, claim_is_powered, versus_random_paired
 
 
 def rows(verdicts, detectable, runs=40):

@@ -111,11 +111,13 @@ def check_not_working_folder(out: str | Path, error: type[Exception] = MbutilsEr
 
 
 def check_output_folder(out: str | Path, force: bool, inputs: Iterable = (),
-                        error: type[Exception] = MbutilsError, owned_by: Iterable[str] = ()) -> Path:
+                        error: type[Exception] = MbutilsError, owned_by: Iterable[str] = (),
+                        owned: Callable[[Path], bool] | None = None) -> Path:
     """The output folder ``out`` as a path, refused before any work is done when it is an input
     or lies in one, is the working folder (or holds it), is a file, has no parent folder, or holds
     files and ``force`` is not given (:func:`replace_folder` then writes it whole). With ``owned_by``,
-    ``force`` replaces only a folder holding one of those files: one the command itself wrote."""
+    ``force`` replaces only a folder holding one of those files: one the command itself wrote; with
+    ``owned`` (a check of the whole folder), only a folder that passes it."""
     path = check_not_working_folder(out, error)
     check_not_input(path, inputs, error)
     if path.exists() and not path.is_dir():
@@ -125,8 +127,9 @@ def check_output_folder(out: str | Path, force: bool, inputs: Iterable = (),
     if path.is_dir() and any(path.iterdir()):
         if not force:
             raise error(f"{out} exists and is not empty; pass --force to replace it, or give another --out")
-        owned = list(owned_by)
-        if owned and not any((path / name).is_file() for name in owned):
-            raise error(f"{out} holds files this command did not write (no {' or '.join(owned)}); --force "
-                        "replaces only an earlier output of the same command: give a new folder name")
+        marks = list(owned_by)
+        if (marks and not any((path / name).is_file() for name in marks)) or (owned is not None and not owned(path)):
+            what = f" (no {' or '.join(marks)})" if marks else ""
+            raise error(f"{out} holds files this command did not write{what}; --force replaces only an earlier, "
+                        "unedited output of the same command: give a new folder name")
     return path

@@ -6,7 +6,7 @@ from mbutils.book import plots
 from mbutils.book.display import claim_note, settings_caption, show, table
 from mbutils.results import claims, metrics
 from mbutils.results.paired import compare_selectors
-from mbutils.results.paired_claims import comparison_records, versus_random_paired
+from mbutils.results.claims import comparison_records, versus_random_paired
 from mbutils.results.reports import relative_table
 
 

@@ -200,6 +200,16 @@ def _environment(changes: dict[str, str | None]):
                 os.environ[key] = value
 
 
+def _keep_failed(executed: Path, out: Path) -> Path | None:
+    """Move the notebook papermill wrote up to the failing cell to ``out/<name>.failed.ipynb``, so the
+    reader can open it at the error (None when papermill wrote none)."""
+    if not executed.is_file():
+        return None
+    kept = out / f"{executed.stem}.failed.ipynb"
+    shutil.move(str(executed), kept)
+    return kept
+
+
 def _failure(err) -> str:
     """The failing cell and error of a papermill run, in one paragraph."""
     name = getattr(err, "ename", type(err).__name__)
@@ -316,7 +326,9 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
                     execution_timeout=timeout, **manager,
                 )
         except PapermillExecutionError as err:
-            raise ChapterError(f"chapter {source.stem!r} failed: {_failure(err)}") from None
+            kept = _keep_failed(executed, out)
+            raise ChapterError(f"chapter {source.stem!r} failed: {_failure(err)}"
+                               + (f"; the notebook executed up to the failing cell is {kept}" if kept else "")) from None
         except CellTimeoutError as err:
             raise ChapterError(f"chapter {source.stem!r}: {_timed_out(err, unexecuted)} ran past the time "
                                f"allowed per cell (--timeout {timeout} seconds); raise --timeout, or leave it "

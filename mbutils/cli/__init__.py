@@ -76,11 +76,13 @@ class _PrintableStream:
     """A text stream that shows control characters (an ESC in a folder name, say) as escapes.
 
     Names from the command line and from data files reach messages and tables verbatim; printed raw,
-    an escape sequence could recolour or rewrite the terminal. Line breaks, tabs and carriage returns
-    (the progress bar's) pass. Both standard streams of a command go through it.
+    an escape sequence could recolour or rewrite the terminal, a Unicode line separator forge a line and a
+    bidirectional control reorder one. Line breaks, tabs and carriage returns (the progress bar's) pass. Both standard streams of a command go through it.
     """
 
-    _TABLE = {c: f"\\x{c:02x}" for c in [*range(0x20), 0x7F] if chr(c) not in "\n\r\t"}
+    _TABLE = {**{c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\n\r\t"},
+              **{c: f"\\u{c:04x}" for c in [0x2028, 0x2029, 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                            *range(0x2066, 0x206A), 0xFEFF]}}
 
     def __init__(self, stream):
         self._stream = stream

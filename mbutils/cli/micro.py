@@ -86,6 +86,8 @@ def _micro_parsers(sub, common) -> None:
     p.add_argument("--level", type=number("level", low=0, high=1, low_open=True, high_open=True), default=0.9,
                    help="level of the interval, in (0, 1)")
     p.add_argument("--metric", default="acc", help="lm-eval 0/1 metric read as correctness (e.g. acc_norm)")
+    p.add_argument("--filter", default=None, help="for logs that record several filters, the one to read "
+                   "(e.g. strict-match)")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("audit", parents=[common], formatter_class=_Formatter,
@@ -241,7 +243,7 @@ def cmd_score(args) -> int:
     from mbutils.results.scoring import format_scores, score
 
     folder = read_micro(args.folder)
-    table = score(folder, args.files, level=args.level, metric=args.metric)
+    table = score(folder, args.files, level=args.level, metric=args.metric, log_filter=args.filter)
     sys.stdout.write(format_scores(table, folder, args.format))
     return 0
 

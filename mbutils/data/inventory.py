@@ -34,6 +34,8 @@ def read_provenance(folder: Path) -> dict:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         return {"licence": f"unreadable {PROVENANCE} ({err})"}
+    except (RecursionError, ValueError):
+        return {"licence": f"unreadable {PROVENANCE} (not usable JSON: nested too deeply or a number too long)"}
     return record if isinstance(record, dict) else {"licence": f"{PROVENANCE} is not a JSON object"}
 
 

@@ -4,7 +4,8 @@ A :class:`Claim` is a sentence together with the inputs it was computed from (pl
 JSON-able records), so a chapter can glue the sentence and its inputs side by side, and a
 test can recompute the sentence from the inputs — or from the chapter's results — and
 fail when the prose no longer says what the numbers say. No qualitative word here is
-fixed in advance: "catches up", "not reached", "within noise" are chosen by comparison.
+fixed in advance: "catches up", "not reached", "within noise" are chosen by comparison, and
+"catches up" from paired comparisons only where they had the power to see a 2-point difference.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from mbutils.results import noise
-from mbutils.results.paper_results import random_within_ci_from
+from mbutils.results.paired import BETTER, UNKNOWN, WITHIN, WORSE
+from mbutils.results.noise import random_within_ci_from
 from mbutils.base.names import label
 from mbutils.base.tables import mdad_text
 
@@ -39,11 +41,8 @@ class Claim:
 
 def recompute(payload: str) -> Claim:
     """The claim a payload's inputs give today (its ``text`` should equal the stored one)."""
-    from mbutils.results import paired_claims
-
     data = json.loads(payload)
-    fn = globals().get(data["fn"]) or getattr(paired_claims, data["fn"])
-    return fn(**data["inputs"])
+    return globals()[data["fn"]](**data["inputs"])
 
 
 def _records(table: pd.DataFrame, columns) -> list[dict]:
@@ -72,7 +71,7 @@ def catch_up(mdads: dict[str, list[dict]] | dict[str, pd.DataFrame]) -> Claim:
     """Per benchmark, the smallest size from which random sampling is not worse than any method
     under the noise rule (:mod:`mbutils.results.noise`), at that size and at every larger size run (the
     rule the replication chapter applies to the paper's tables too:
-    :func:`mbutils.results.paper_results.random_within_ci_from`)."""
+    :func:`mbutils.results.noise.random_within_ci_from`)."""
     tables = {name: (t if isinstance(t, pd.DataFrame) else _frame(t)) for name, t in mdads.items()}
     parts, inputs = [], {}
     for name, table in tables.items():
@@ -147,20 +146,39 @@ def noise_yardstick(mdad: pd.DataFrame | list[dict], n_subtasks: int) -> Claim:
 
 
 def unseen_loss(seen: pd.DataFrame | list[dict], unseen: pd.DataFrame | list[dict]) -> Claim:
-    """Which method's MDAD grows most from the seen to the unseen half (mean over the sizes
-    where both are reached)."""
+    """How each method's MDAD changes from the seen to the unseen half, averaged over the sizes where
+    *every* method is reached on both (one set of sizes for all), and named as a ranking only when the
+    spread of the averages exceeds the noise of the unseen MDADs (their mean interval half-width plus
+    one gap bin)."""
     seen = seen if isinstance(seen, pd.DataFrame) else _frame(seen)
     unseen = unseen if isinstance(unseen, pd.DataFrame) else _frame(unseen)
-    inputs = {"seen": _records(seen, ["selector", "size", "mdad"]), "unseen": _records(unseen, ["selector", "size", "mdad"])}
-    both = seen.merge(unseen, on=["selector", "size"], suffixes=("_seen", "_unseen"))
-    both = both[np.isfinite(both["mdad_seen"].astype(float)) & np.isfinite(both["mdad_unseen"].astype(float))]
-    if both.empty:
-        return Claim("no size has an MDAD reached on both halves, so there is no loss to compare", "unseen_loss", inputs)
-    loss = (both["mdad_unseen"] - both["mdad_seen"]).groupby(both["selector"]).mean().sort_values()
-    worst, best = loss.index[-1], loss.index[0]
-    verb = "grows" if loss.iloc[-1] > 0 else "changes"
-    text = (f"judged on the unseen half, the MDAD of {label(worst)} {verb} most ({loss.iloc[-1]:+.1f} points on "
-            f"average over the sizes where both are reached) and that of {label(best)} least ({loss.iloc[0]:+.1f})")
+    ci = [c for c in ("ci_low", "ci_high") if c in unseen]
+    inputs = {"seen": _records(seen, ["selector", "size", "mdad"]),
+              "unseen": _records(unseen, ["selector", "size", "mdad", *ci])}
+    both = seen[["selector", "size", "mdad"]].merge(unseen[["selector", "size", "mdad", *ci]], on=["selector", "size"],
+                                                    suffixes=("_seen", "_unseen"))
+    reached = np.isfinite(both["mdad_seen"].astype(float)) & np.isfinite(both["mdad_unseen"].astype(float))
+    per_size = reached.groupby(both["size"]).all() & (both.groupby("size")["selector"].nunique()
+                                                      == both["selector"].nunique())
+    sizes = sorted(int(k) for k in per_size.index[per_size.to_numpy()])
+    if not sizes:
+        return Claim("no size has every method's MDAD reached on both halves, so there is no loss to compare on one "
+                     "footing", "unseen_loss", inputs)
+    common = both[both["size"].isin(sizes)]
+    loss = (common["mdad_unseen"] - common["mdad_seen"]).groupby(common["selector"]).mean().sort_values()
+    where = f"on average over the {len(sizes)} size{'s' if len(sizes) > 1 else ''} where every method is reached"
+    half = (float(np.nanmean((common["ci_high"] - common["ci_low"]).astype(float))) / 2 if len(ci) == 2 else 0.0)
+    noise_level = (0.0 if np.isnan(half) else half) + noise.DEFAULT_BIN
+    if len(loss) < 2 or loss.iloc[-1] - loss.iloc[0] <= noise_level:
+        text = (f"judged on the unseen half, the MDADs change by {loss.iloc[0]:+.1f} to {loss.iloc[-1]:+.1f} points "
+                f"{where}; the methods' differences are within noise (the unseen MDADs' intervals reach about "
+                f"±{noise_level:.1f} points), so no method is singled out")
+    else:
+        worst, best = loss.index[-1], loss.index[0]
+        verb = "grows" if loss.iloc[-1] > 0 else "changes"
+        text = (f"judged on the unseen half, the MDAD of {label(worst)} {verb} most ({loss.iloc[-1]:+.1f} points "
+                f"{where}) and that of {label(best)} least ({loss.iloc[0]:+.1f}), a spread beyond the noise of "
+                f"about ±{noise_level:.1f} points")
     return Claim(text, "unseen_loss", inputs)
 
 
@@ -262,3 +280,102 @@ def _mdad_ci(row) -> str:
     lo_t = f"{max(lo, 0.0):.1f}" if np.isfinite(lo) else "?"
     hi_t = f"{hi:.1f}" if np.isfinite(hi) else "open"
     return f"{_pts(m)} [{lo_t}, {hi_t}]"
+
+
+# ------------------------------------------------------------------- claims from paired comparisons
+# "catches up" or "no different" only where the experiment had the power: each reads the tables of
+# mbutils.results.paired.compare_selectors (as JSON records) and words a verdict of "within noise" by
+# what the experiment could have seen.
+
+#: The difference (points) a "no different" sentence must have had the power to see.
+RESOLUTION = 2.0
+
+
+def comparison_records(table: pd.DataFrame) -> list[dict]:
+    """The columns of a comparison table the claims read, as JSON-able records."""
+    cols = ["size", "verdict", "difference", "low", "high", "detectable", "runs_for_2"]
+    part = table[cols].astype(object)
+    return part.where(pd.notna(part), None).to_dict("records")
+
+
+def _powered(row: dict, resolution: float) -> bool:
+    value = row.get("detectable")
+    return value is not None and np.isfinite(float(value)) and float(value) <= resolution
+
+
+def versus_random_paired(comparisons: dict, selector: str, resolution: float = RESOLUTION):
+    """Over benchmark x size cells, ``selector`` against random sampling by the paired comparison
+    (``comparisons``: benchmark -> records of ``compare_selectors(results, selector, "random")``)."""
+    rows = [r for records in comparisons.values() for r in records]
+    inputs = {"comparisons": comparisons, "selector": selector, "resolution": resolution}
+    if not rows:
+        return Claim(f"{label(selector)} and random sampling were not both run", "versus_random_paired", inputs)
+    count = {v: sum(r["verdict"] == v for r in rows) for v in (BETTER, WORSE, WITHIN, UNKNOWN)}
+    within = [r for r in rows if r["verdict"] == WITHIN]
+    powered = sum(_powered(r, resolution) for r in within)
+    text = (f"over {len(rows)} benchmark × size cells, compared pairwise on shared runs, the MDAD of "
+            f"{label(selector)} is lower than random sampling's in {count[BETTER]}, higher in {count[WORSE]}, "
+            f"within noise in {count[WITHIN]} and undecided in {count[UNKNOWN]}")
+    if within:
+        text += (f"; of the {len(within)} within noise, {powered} could have shown a {resolution:g}-point difference "
+                 f"with 80% power (a difference that large would likely have shown), and the other "
+                 f"{len(within) - powered} are too small to tell")
+    return Claim(text, "versus_random_paired", inputs)
+
+
+def catch_up_paired(comparisons: dict, resolution: float = RESOLUTION):
+    """Per benchmark, from which size random sampling is no worse than every other method *with the power
+    to have seen* a ``resolution``-point difference, at that size and every larger one.
+
+    ``comparisons``: benchmark -> {other selector -> records of ``compare_selectors(results, "random",
+    other)``}. Where random is not worse but some comparison lacks the power, the sentence says the pool
+    is too small to tell, and how many runs would make a ``resolution``-point difference visible.
+    """
+    parts = []
+    for bench, others in comparisons.items():
+        sizes = sorted({int(r["size"]) for records in others.values() for r in records})
+        by_size = {k: [r for records in others.values() for r in records if int(r["size"]) == k] for k in sizes}
+        not_worse = {k: bool(rows) and all(r["verdict"] in (BETTER, WITHIN) for r in rows) for k, rows in by_size.items()}
+        powered = {k: all(r["verdict"] == BETTER or _powered(r, resolution) for r in rows) for k, rows in by_size.items()}
+        start = None
+        for k in reversed(sizes):
+            if not (not_worse[k] and powered[k]):
+                break
+            start = k
+        loose = None
+        for k in reversed(sizes):
+            if not not_worse[k]:
+                break
+            loose = k
+        if start is not None:
+            parts.append(f"{bench}: random sampling catches up from k = {start} (no method's MDAD is lower beyond the "
+                         f"noise, and the experiment had 80% power to see a {resolution:g}-point difference)")
+        elif loose is not None:
+            need = [int(r["runs_for_2"]) for k in sizes if k >= loose for r in by_size[k]
+                    if r["verdict"] == WITHIN and not _powered(r, resolution) and r.get("runs_for_2") is not None]
+            runs = f"; about {max(need):,} runs would make a {resolution:g}-point difference visible" if need else ""
+            parts.append(f"{bench}: from k = {loose} no method is lower beyond the noise, but the pool is too small to "
+                         f"tell whether random sampling matches them (a {resolution:g}-point difference would "
+                         f"likely go unseen{runs})")
+        else:
+            parts.append(f"{bench}: some method stays lower than random sampling up to the largest size run "
+                         f"({sizes[-1] if sizes else 'none'})")
+    inputs = {"comparisons": comparisons, "resolution": resolution}
+    return Claim("; ".join(parts), "catch_up_paired", inputs)
+
+
+def claim_is_powered(fn: str, inputs: dict) -> bool:
+    """Whether a claim's "catches up" cells all had the power to see a ``resolution``-point difference (a
+    check for tests: the sentence may use the words only then)."""
+    if fn != "catch_up_paired":
+        return True
+    text = catch_up_paired(**inputs).text
+    for part in text.split("; "):
+        if "catches up from k = " not in part:
+            continue
+        bench = part.split(":")[0]
+        start = int(part.split("catches up from k = ")[1].split(" ")[0])
+        rows = [r for records in inputs["comparisons"][bench].values() for r in records if int(r["size"]) >= start]
+        if not all(r["verdict"] == BETTER or _powered(r, inputs["resolution"]) for r in rows):
+            return False
+    return True

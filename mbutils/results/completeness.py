@@ -16,6 +16,8 @@ from mbutils.base.errors import ResultsError
 from mbutils.base.provenance import records
 
 GROUP = ["run", "selector", "size"]
+#: Bounds on what a provenance record may promise (the command line's own limits).
+MAX_RUNS, MAX_CELLS = 100_000, 100_000
 PARTIAL_HINT = "pass --allow-partial to score what is there anyway (the output then says it is partial)"
 
 
@@ -38,12 +40,16 @@ def _expected(table: pd.DataFrame) -> set[tuple[int, str, int]] | None:
     grid = set()
     for record in own.values():
         try:
-            runs = int(record["protocol"]["n_runs"])
-            offset = int(record.get("run_offset", 0))
-            sizes = [int(s) for s in record["sizes"]]
-            selectors = [str(s) for s in record["selectors"]]
-        except (KeyError, TypeError, ValueError):
-            return None  # a record of an older shape: check the table against itself
+            runs, offset = record["protocol"]["n_runs"], record.get("run_offset", 0)
+            sizes, selectors = list(record["sizes"]), [str(s) for s in record["selectors"]]
+            ok = (isinstance(runs, int) and isinstance(offset, int) and all(isinstance(k, int) for k in sizes)
+                  and 1 <= runs <= MAX_RUNS and 0 <= offset and 1 <= len(sizes) * len(selectors) <= MAX_CELLS)
+        except (KeyError, TypeError, AttributeError):
+            ok = False
+        if not ok:
+            raise ResultsError("its provenance record is malformed (protocol.n_runs, sizes or selectors missing, of "
+                               f"the wrong type, or beyond {MAX_RUNS:,} runs); was it edited? Re-run the experiment, "
+                               "or remove the record to check the table against itself")
         grid |= {(offset + r, sel, size) for r in range(runs) for sel in selectors for size in sizes}
     return grid
 
@@ -81,7 +87,10 @@ def incompleteness(table: pd.DataFrame) -> str:
 def check_complete(table: pd.DataFrame, where: str, allow_partial: bool = False) -> str:
     """Refuse an incomplete table, naming ``where``; with ``allow_partial`` return a note saying what is
     missing instead ('' when the table is whole)."""
-    missing = incompleteness(table)
+    try:
+        missing = incompleteness(table)
+    except ResultsError as err:
+        raise ResultsError(f"{where}: {err}") from None
     if not missing:
         return ""
     if not allow_partial:

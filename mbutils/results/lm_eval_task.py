@@ -85,12 +85,23 @@ class NotDocuments(BundleError):
     """The chosen items name no lm-eval documents: the micro-benchmark has no harness export."""
 
 
-def check_exportable(items, subtasks) -> None:
-    """Before any work: the task names the bundle's items would export under are usable and distinct."""
-    tasks = dict.fromkeys(p[0] for p in map(split_item, items, subtasks) if p is not None)
+def check_exportable(items, subtasks, where: str = "items.csv") -> None:
+    """Before any work: the task names the bundle's items would export under are usable and distinct, no
+    task is another's exported name (``<task>_micro``), and no two items name one document."""
+    parsed = list(map(split_item, items, subtasks))
+    tasks = dict.fromkeys(p[0] for p in parsed if p is not None)
     for task in tasks:
-        check_task_name(task, "items of the bundle: ")
+        check_task_name(task, f"{where}: ")
     check_distinct(tasks)
+    clash = sorted(t for t in tasks if t.endswith(SUFFIX) and t[: -len(SUFFIX)] in tasks)
+    if clash:
+        raise BundleError(f"{where}: task {clash[0]!r} is the name the export gives task {clash[0][:-len(SUFFIX)]!r}'s "
+                          "micro-benchmark; rename one of them")
+    owner: dict[tuple[str, int], str] = {}
+    for item, doc in zip(items, parsed):
+        if doc is not None and owner.setdefault(doc, str(item)) != str(item):
+            raise BundleError(f"{where}: items {ascii(owner[doc])} and {ascii(str(item))} both name document {doc[1]} of "
+                              f"task {doc[0]!r}; a document can be one item only: remove or rename one")
 
 
 def documents(items, subtasks, chosen) -> tuple[dict[str, list[int]], dict[str, int]]:
@@ -108,9 +119,7 @@ def documents(items, subtasks, chosen) -> tuple[dict[str, list[int]], dict[str, 
     for c in np.sort(np.asarray(chosen)):
         task, doc = parsed[c]
         docs.setdefault(task, []).append(doc)
-    for task in docs:
-        check_task_name(task, "items of the micro-benchmark: ")
-    check_distinct(per_task)
+    check_exportable(items, subtasks, "items of the micro-benchmark")
     return {t: sorted(v) for t, v in sorted(docs.items())}, {t: per_task[t] for t in sorted(docs)}
 
 

@@ -38,7 +38,6 @@ from mbutils.results.microbench import BuiltMicro
 
 FORMAT = "mbutils-micro-benchmark/1"
 MANIFEST = "manifest.json"
-CACHE = "__pycache__"
 #: Files every micro-benchmark folder holds (``item_params.csv`` too for IRT estimators).
 REQUIRED = ("micro.json", "items.csv", "pool.csv", "calibration.csv", "card.json", "provenance.json")
 _HEX = frozenset("0123456789abcdef")
@@ -70,14 +69,22 @@ def _sha(path: Path) -> str:
 def check_out(out: str | Path, bundle_folder: Path | None, force: bool) -> Path:
     """Refuse an output folder that exists and is not empty (unless ``force``, and then only a folder
     build-micro wrote: it holds a manifest), or lies in the bundle."""
-    return check_output_folder(out, force, [bundle_folder], MicroFolderError, owned_by=(MANIFEST,))
+    return check_output_folder(out, force, [bundle_folder], MicroFolderError, owned=_is_sealed)
+
+
+def _is_sealed(root: Path) -> bool:
+    """True for an unedited micro-benchmark folder: its manifest lists exactly its files, with their content."""
+    try:
+        _verify(root)
+    except MicroFolderError:
+        return False
+    return True
 
 
 def _present(root: Path) -> list[str]:
-    """Every file of the folder but the manifest (and Python's bytecode caches, which the harness's
-    import of ``lm_eval/micro_docs.py`` may leave), as relative POSIX paths."""
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*")
-                  if p.name != MANIFEST and CACHE not in p.relative_to(root).parts and not p.is_dir())
+    """Every file of the folder but the manifest, as relative POSIX paths (compiled Python in a
+    ``__pycache__`` counts: it would run in place of ``micro_docs.py``)."""
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.name != MANIFEST and not p.is_dir())
 
 
 def _write_files(built: BuiltMicro, root: Path, tasks_dir) -> None:
@@ -159,7 +166,8 @@ def _verify(root: Path) -> None:
     present = _present(root)
     extra = sorted(set(present) - set(listed))
     if extra:
-        raise _fail(root / extra[0], "not listed in manifest.json (added after the folder was written)")
+        raise _fail(root / extra[0], "not listed in manifest.json (added after the folder was written; compiled "
+                    "Python in __pycache__ would run in place of the exported filter)")
     for name in sorted(set(listed) | set(REQUIRED)):
         file = root / name
         if name not in present or file.is_symlink():
@@ -194,6 +202,69 @@ def _estimator(root: Path, meta: dict, items: pd.DataFrame) -> tuple[list[str], 
                                  reads=state["reads"])
 
 
+def _check_export(root: Path, meta: dict) -> None:
+    """The lm-eval export holds only what build-micro writes: the package's fixed filter, byte for byte, and
+    task files of the three keys it writes, one per task of ``micro.json``."""
+    import yaml
+
+    from mbutils.results import lm_eval_filter
+
+    tasks = meta.get("lm_eval_tasks") or {}
+    folder = root / "lm_eval"
+    if not isinstance(tasks, dict):
+        raise _fail(root / "micro.json", "its lm_eval_tasks is not a map of task -> documents")
+    if not folder.is_dir():
+        if tasks:
+            raise _fail(folder, "missing")
+        return
+    code = folder / "micro_docs.py"
+    if code.exists() and code.read_bytes() != Path(lm_eval_filter.__file__).read_bytes():
+        raise _fail(code, "is not the document filter this mbutils writes (it could run code the micro-benchmark "
+                    "did not ship)")
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: loader.construct_scalar(node)
+                                 if isinstance(node, yaml.ScalarNode) else None)
+    found = set()
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            config = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)
+        except (yaml.YAMLError, UnicodeDecodeError, RecursionError):
+            raise _fail(path, "is not the YAML build-micro writes") from None
+        if not isinstance(config, dict) or set(config) != {"include", "task", "process_docs"} \
+                or config["task"] != path.stem or path.stem not in tasks:
+            raise _fail(path, "holds other keys or another task than build-micro writes (include, task, process_docs)")
+        found.add(path.stem)
+    if found != set(tasks):
+        raise _fail(folder, f"lacks the task files of {', '.join(sorted(set(tasks) - found))}")
+
+
+def _check_values(root: Path, meta: dict, items: pd.DataFrame, micro: MicroBenchmark, pool: pd.DataFrame,
+                  card: dict) -> None:
+    """Numbers an edited folder could hold and no build writes: each refused, naming its file."""
+    if meta["interval"] not in ("hypergeometric", "empirical"):
+        raise _fail(root / "micro.json", f"interval {str(meta['interval'])[:30]!r} is neither 'hypergeometric' nor "
+                    "'empirical'")
+    k, n = meta["k"], meta["n_items"]
+    if not (isinstance(k, int) and isinstance(n, int) and 1 <= k <= n and k == micro.size == len(items)):
+        raise _fail(root / "micro.json", f"k = {str(k)[:20]} and n_items = {str(n)[:20]} do not fit its "
+                    f"{len(items)} items")
+    if items["item"].astype(str).duplicated().any():
+        raise _fail(root / "items.csv", "names an item twice")
+    weights = np.asarray(micro.weights, dtype=float)
+    if not np.isfinite(weights).all() or (weights < 0).any():
+        raise _fail(root / "items.csv", "holds a weight that is negative or not a number")
+    accuracy = pd.to_numeric(pool.get("accuracy", pd.Series(dtype=float)), errors="coerce").to_numpy(float)
+    if "model" not in pool or not ((accuracy >= 0) & (accuracy <= 1)).all():
+        raise _fail(root / "pool.csv", "needs the columns model and accuracy, every accuracy between 0 and 1")
+    mdad = card.get("mdad")
+    if not (isinstance(mdad, (int, float)) and (np.isnan(mdad) or 0 <= mdad <= 100)) \
+            or not isinstance(card.get("threshold"), (int, float)) or not 0 < card["threshold"] <= 1:
+        raise _fail(root / "card.json", "holds an MDAD outside 0-100 points or a threshold outside (0, 1]")
+
+
 def read_micro(folder: str | Path) -> MicroFolder:
     """Read and check a folder written by :func:`write_micro`; every failure is one message."""
     root = Path(folder).expanduser()
@@ -217,5 +288,7 @@ def read_micro(folder: str | Path) -> MicroFolder:
                     f"({type(err).__name__}: {str(err)[:80]})") from None
     card = {key: (np.nan if value is None and key not in ("protocol", "note") else value)
             for key, value in card.items()}
-    return MicroFolder(root, meta, items, micro, names, _csv(root / "pool.csv"), _csv(root / "calibration.csv"),
-                       card, provenance)
+    pool = _csv(root / "pool.csv")
+    _check_values(root, meta, items, micro, pool, card)
+    _check_export(root, meta)
+    return MicroFolder(root, meta, items, micro, names, pool, _csv(root / "calibration.csv"), card, provenance)

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.errors import MbutilsError
+from mbutils.base.validation import unsafe_names
 from mbutils.results.intervals import empirical_interval, hypergeometric_interval
 from mbutils.results.micro_folder import MicroFolder, read_micro
 
@@ -101,6 +102,10 @@ def read_responses_csv(folder: MicroFolder, path: Path) -> Answers:
         raise ScoreError(f"{path}: needs a 'model' column and one 0/1 column per item (the bundle format); "
                          f"it has {_names(table.columns)}")
     models = table["model"].astype(str).tolist()
+    odd = unsafe_names(models)
+    if odd.size:
+        raise ScoreError(f"{path}: row {int(odd[0]) + 2}, column 'model': the name holds a line break or another control "
+                         "character; give each model a plain name")
     twice = sorted({m for m in models if models.count(m) > 1})
     if twice:
         rows = [str(i + 2) for i, m in enumerate(models) if m == twice[0]]
@@ -155,7 +160,7 @@ def _log_tasks(folder: MicroFolder, chosen: dict) -> dict[str, tuple[str, dict |
     return tasks
 
 
-def _log_table(sample, results: dict | None, model: str, metric: str, micro: bool):
+def _log_table(sample, results: dict | None, model: str, metric: str, micro: bool, log_filter: str | None = None):
     """One samples file's records; documents of a micro task by the original index their filter stamped."""
     from mbutils.data.importers.lm_eval import _delimiter
     from mbutils.data.importers.samples import _iter_records, _table_from_records
@@ -163,7 +168,7 @@ def _log_table(sample, results: dict | None, model: str, metric: str, micro: boo
 
     index = STAMP if micro else None
     return _table_from_records(_iter_records(sample.path, metric, None, index), str(sample.path), model=model,
-                               task=sample.task, metric=metric, filter_name=None, subtask_field=None,
+                               task=sample.task, metric=metric, filter_name=log_filter, subtask_field=None,
                                delimiter=_delimiter(results, sample.task), index_field=index)
 
 
@@ -181,13 +186,18 @@ def _check_documents(path, task: str, logged: np.ndarray, docs: dict[int, str], 
         extra = sorted(have - set(docs))
         raise ScoreError(f"{path}: holds {len(extra)} document(s) the micro-benchmark did not choose (original "
                          f"doc_id {_names(extra)}); a log of the micro task holds exactly its {len(docs)} documents")
+    beyond = sorted(d for d in have if n_docs is not None and d >= int(n_docs))
+    if beyond:
+        raise ScoreError(f"{path}: holds document(s) {_names(beyond)} of task {task!r}, which had {n_docs} documents "
+                         f"(0 to {int(n_docs) - 1}) when the micro-benchmark was built: a dataset of another size or "
+                         "version; score a log of the same dataset")
     if n_docs is not None and len(have) > int(n_docs):
         raise ScoreError(f"{path}: logs {len(have)} documents of task {task!r}, which had {n_docs} when the "
                          "micro-benchmark was built: a dataset of another size or version; score a log of the same "
                          "dataset")
 
 
-def read_lm_eval(folder: MicroFolder, paths: list[Path], metric: str) -> Answers:
+def read_lm_eval(folder: MicroFolder, paths: list[Path], metric: str, log_filter: str | None = None) -> Answers:
     """lm-eval samples logs of one or more models, of the original tasks or the exported micro tasks.
 
     Documents are matched by their original index (a micro task's log carries it in ``doc``, stamped by
@@ -198,9 +208,12 @@ def read_lm_eval(folder: MicroFolder, paths: list[Path], metric: str) -> Answers
     from mbutils.data.importers.samples import _load_json
 
     chosen = _chosen_documents(folder)
-    if not chosen:
-        raise ScoreError(f"{folder.path}: its items name no lm-eval documents, so lm-eval logs cannot be matched to "
-                         "them; score a bundle-format responses.csv")
+    named = {name for docs in chosen.values() for name in docs.values()}
+    loose = [name for name in _chosen(folder) if name not in named]
+    if loose:
+        raise ScoreError(f"{folder.path / 'items.csv'}: {len(loose)} of its {len(_chosen(folder))} items name no lm-eval "
+                         f"document ({_names(map(ascii, loose))}), so no log can answer them; score a bundle-format "
+                         "responses.csv")
     tasks = _log_tasks(folder, chosen)
     micro_tasks = {micro: entry["task"] for micro, (_, entry) in tasks.items() if entry is not None}
     by_task = {entry_task: tasks[micro][1] for micro, entry_task in micro_tasks.items()}
@@ -222,7 +235,10 @@ def read_lm_eval(folder: MicroFolder, paths: list[Path], metric: str) -> Answers
             raise ScoreError(f"{owner[model, original]} and {sample.path} both log model {model!r} on task "
                              f"{original!r}; give one log per model and task (remove one, or score them in two calls)")
         owner[model, original] = sample.path
-        table = _log_table(sample, results, model, metric, entry is not None)
+        if unsafe_names([model]).size:
+            raise ScoreError(f"{results_path or sample.path}: model name {ascii(model)[:80]} holds a line break or "
+                             "another control character; give the model a plain name in model_name")
+        table = _log_table(sample, results, model, metric, entry is not None, log_filter)
         docs = chosen[original]
         n_docs = (entry or by_task.get(original) or {}).get("n_docs")
         _check_documents(sample.path, original, table.doc_id, docs, entry is not None, n_docs)
@@ -249,7 +265,7 @@ def read_lm_eval(folder: MicroFolder, paths: list[Path], metric: str) -> Answers
     return Answers(models=models, correct=correct, confidence=confidence if usable else None, source=where)
 
 
-def read_answers(folder: MicroFolder, paths, metric: str = "acc") -> Answers:
+def read_answers(folder: MicroFolder, paths, metric: str = "acc", log_filter: str | None = None) -> Answers:
     """New models' answers from ``responses.csv`` files or lm-eval samples logs (not mixed)."""
     paths = [Path(p).expanduser() for p in paths]
     if not paths:
@@ -261,7 +277,7 @@ def read_answers(folder: MicroFolder, paths, metric: str = "acc") -> Answers:
     if csvs and len(csvs) != len(paths):
         raise ScoreError("give either responses.csv files or lm-eval samples logs, not both in one call")
     if not csvs:
-        return read_lm_eval(folder, paths, metric)
+        return read_lm_eval(folder, paths, metric, log_filter)
     parts = [read_responses_csv(folder, p) for p in csvs]
     models = [m for part in parts for m in part.models]
     repeated = sorted({m for m in models if models.count(m) > 1})
@@ -271,7 +287,7 @@ def read_answers(folder: MicroFolder, paths, metric: str = "acc") -> Answers:
                    source=", ".join(map(str, csvs)))
 
 
-def score(folder, paths, *, level: float = 0.9, metric: str = "acc") -> pd.DataFrame:
+def score(folder, paths, *, level: float = 0.9, metric: str = "acc", log_filter: str | None = None) -> pd.DataFrame:
     """Estimated full-benchmark accuracy (points) with an interval, per new model.
 
     Parameters
@@ -285,6 +301,8 @@ def score(folder, paths, *, level: float = 0.9, metric: str = "acc") -> pd.DataF
         (cross-fitted held-out errors, a CV+-like interval) for every other selector.
     metric : str, default "acc"
         The lm-eval metric read as correctness.
+    log_filter : str, optional
+        For logs that record several filters (``strict-match``, ``flexible-extract``), the one to read.
 
     Returns
     -------
@@ -311,7 +329,7 @@ def score(folder, paths, *, level: float = 0.9, metric: str = "acc") -> pd.DataF
     (True, True)
     """
     micro_folder = folder if isinstance(folder, MicroFolder) else read_micro(folder)
-    answers = read_answers(micro_folder, paths, metric)
+    answers = read_answers(micro_folder, paths, metric, log_filter)
     micro = micro_folder.micro
     if micro.reads == "confidence" and answers.confidence is None:
         raise ScoreError(f"{answers.source}: this micro-benchmark ({micro_folder.meta['selector']}) estimates from "
