@@ -232,7 +232,7 @@ def cmd_build_micro(args) -> int:
     else:
         reliability = (f"MDAD at k = {built.k}: {mdad_text(card.mdad, unit=' points')} (95% CI "
                        f"{mdad_text(card.ci_low)} to {mdad_text(card.ci_high)}; random sampling: "
-                       f"{mdad_text(card.random_mdad, unit=' points')})")
+                       f"{mdad_text(card.random_mdad, unit=' points')})" + (f"; note: {card.note}" if card.note else ""))
     print(f"wrote {path}: {built.k} items of {bench.name} chosen by {built.selector} "
           f"(pool of {len(built.pool)} models); {reliability}")
     return 0

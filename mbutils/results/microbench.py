@@ -33,6 +33,9 @@ from mbutils.methods.selectors.base import MicroBenchmark, Selector
 from mbutils.methods.selectors.spec import as_selector, selector_label
 from mbutils.methods.selectors.tinybench import IRTMicroBenchmark
 
+#: Fewer protocol runs than this make a card's MDAD and interval unreliable: the card says so.
+FEW_RUNS = 10
+
 #: Micro-benchmark classes a folder can hold: a fixed list of items (adaptive tests are not).
 FIXED = (MicroBenchmark, IRTMicroBenchmark)
 
@@ -170,9 +173,16 @@ def reliability_card(selector: Selector, pool: Benchmark, k: int, *, runs: int, 
     row = mdad_table(results, threshold=threshold, seed=seed).iloc[0]
     random = predicted_mdad(pool, [k], threshold=threshold, protocol=protocol)["mdad"].iloc[0]
     mdad = float(row["mdad"]) if row["reached"] else nan
-    return Card(threshold=threshold, mdad=mdad, ci_low=float(row["ci_low"]), ci_high=float(row["ci_high"]),
+    low, high = float(row["ci_low"]), float(row["ci_high"])
+    note = ""
+    if runs < FEW_RUNS or targets < 10:
+        note = (f"from {runs} run{'s' if runs != 1 else ''} of {targets} target models: too few for this MDAD and its "
+                f"interval to be trusted (use at least {FEW_RUNS} runs and a pool of 30 models or more)")
+    elif low == high:
+        note = "the interval has no width at this resolution: the MDAD is known to within one 0.5-point bin"
+    return Card(threshold=threshold, mdad=mdad, ci_low=max(low, 0.0) if np.isfinite(low) else low, ci_high=high,
                 random_mdad=float(random), share_separated=share_separated(pool.accuracy, mdad, pool.n_items),
-                protocol=protocol.as_dict())
+                protocol=protocol.as_dict(), note=note)
 
 
 def build_micro(bench: Benchmark, selector, k: int, *, seed: int = 0, exclude=None, runs: int = 20,

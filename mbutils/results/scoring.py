@@ -384,7 +384,8 @@ def format_scores(table: pd.DataFrame, folder: MicroFolder, fmt: str = "text") -
             note = folder.card.get("note") or "the card has no MDAD (not reached at this k)"
             lines.append(f"  No pool model can be told apart reliably: {note}.")
             continue
-        lines.append(f"  At the card's MDAD ({row.mdad:g} points, {100 * folder.card['threshold']:g}% agreement):")
+        lines.append(f"  At the card's MDAD ({row.mdad:g} points, {100 * folder.card['threshold']:g}% agreement"
+                     + (f"; {folder.card['note']}" if folder.card.get("note") else "") + "):")
         lines.append(f"  better than {len(row.above)} pool models ({_names(row.above) or 'none'}),")
         lines.append(f"  worse than {len(row.below)} ({_names(row.below) or 'none'}),")
         lines.append(f"  not distinguishable from {len(row.indistinguishable)} "
