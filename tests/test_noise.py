@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mbutils.results import claims, noise, paper_results as pr
+from mbutils.results import claims, noise
 
 
 def table(rows, bin_width=None):
@@ -81,10 +81,10 @@ def test_catch_up_is_the_smallest_size_from_which_random_is_never_worse():
                ("random", 100, 2.0, 1.5, 2.5), ("a", 100, 2.0, 1.5, 2.5)])
     ok = noise.not_worse_than_all(t)
     assert ok.tolist() == [False, True, True]
-    assert noise.from_size_on(ok) == 50 == pr.random_within_ci_from(t)
+    assert noise.from_size_on(ok) == 50 == noise.random_within_ci_from(t)
     assert claims.catch_up({"B": t}).text == "B: from k = 50"
     t.loc[4, ["mdad", "ci_low", "ci_high"]] = np.nan  # random not reached at the largest size
-    assert pr.random_within_ci_from(t) is None
+    assert noise.random_within_ci_from(t) is None
 
 
 def test_versus_random_counts_cells_by_the_rule():

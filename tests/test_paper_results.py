@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from mbutils.data import datapath
-from mbutils.results import paper_results as pr
+from mbutils.results import noise, paper_comparison as pc, paper_results as pr
 
 HEADER = ",Technique,Number of source models,Split,Fraction of sampled points,MDAD,MDAD lower CI,MDAD upper CI\n"
 
@@ -126,18 +126,18 @@ def test_side_by_side_flags_exactly_the_disjoint_intervals():
     paper = table([("random", 10, 27.0, 24.0, 30.0), ("random", 25, 13.0, 12.0, 14.0),
                    ("diversity", 10, 12.0, 8.0, np.nan), ("diversity", 25, 12.0, 8.0, 16.0),
                    ("anchor_points", 10, 5.0, 4.0, 6.0)])
-    out = pr.side_by_side(ours, paper).set_index(["selector", "size"])
+    out = pc.side_by_side(ours, paper).set_index(["selector", "size"])
     assert len(out) == 5
     assert out["overlap"].to_dict() == {("random", 10): True, ("random", 25): False, ("diversity", 10): True,
                                         ("diversity", 25): False, ("anchor_points", 10): True}
     assert out.loc[("random", 25), "difference"] == -3.0
-    dis = pr.disagreements(out.reset_index()).set_index(["selector", "size"])["direction"]
+    dis = pc.disagreements(out.reset_index()).set_index(["selector", "size"])["direction"]
     assert dis.to_dict() == {("random", 25): "ours lower", ("diversity", 25): "one not reached"}
 
 
 def test_touching_intervals_overlap():
     ours, paper = table([("random", 10, 10.0, 8.0, 12.0)]), table([("random", 10, 14.0, 12.0, 16.0)])
-    assert pr.side_by_side(ours, paper)["overlap"].item()
+    assert pc.side_by_side(ours, paper)["overlap"].item()
 
 
 CONSTRUCTED = table([
@@ -153,7 +153,7 @@ CONSTRUCTED = table([
 def test_best_methods_name_a_method_only_beyond_the_noise():
     # intervals extended up by 0.5: at k = 10 anchor [6, 10.5] and diversity [7, 9.5] overlap;
     # at k = 25 anchor [5, 7.5] lies below diversity [8, 10.5] and random [10, 14.5]
-    best = pr.best_methods(CONSTRUCTED, max_size=25)
+    best = pc.best_methods(CONSTRUCTED, max_size=25)
     assert best["size"].tolist() == [10, 25]
     assert best["best"].tolist() == ["none beyond noise", "anchor_points"]
     assert best["mdad"].tolist() == [8.0, 6.0]
@@ -162,23 +162,23 @@ def test_best_methods_name_a_method_only_beyond_the_noise():
 def test_random_catch_up_needs_every_larger_size():
     # k = 100: random [4, 6.5] reaches down to anchor [4, 5.5] and diversity [3, 5]; k = 250: random
     # [2.5, 4] against anchor [2, 4.5] (diversity not reached); k = 10, 25: random above anchor.
-    assert pr.random_within_ci_from(CONSTRUCTED) == 100
+    assert noise.random_within_ci_from(CONSTRUCTED) == 100
     later = CONSTRUCTED.copy()
     later.loc[(later["selector"] == "random") & (later["size"] == 100), ["mdad", "ci_low", "ci_high"]] = [6.5, 6.0, 7.0]
-    assert pr.random_within_ci_from(later) == 250
+    assert noise.random_within_ci_from(later) == 250
     # a dip back above another method's interval at the largest size means "never"
     worse = CONSTRUCTED.copy()
     worse.loc[(worse["selector"] == "random") & (worse["size"] == 250), ["mdad", "ci_low", "ci_high"]] = [6.0, 5.5, 6.5]
-    assert pr.random_within_ci_from(worse) is None
+    assert noise.random_within_ci_from(worse) is None
 
 
 def test_reaching_a_level_and_the_conclusion_table():
-    reach = pr.reaching(CONSTRUCTED, 4.0).set_index("selector")["first_size"]
+    reach = pc.reaching(CONSTRUCTED, 4.0).set_index("selector")["first_size"]
     assert reach["random"] == 250 and reach["diversity"] == 100 and reach["anchor_points"] == 250
-    assert np.isnan(pr.reaching(CONSTRUCTED, 2.0).set_index("selector")["first_size"]).all()
+    assert np.isnan(pc.reaching(CONSTRUCTED, 2.0).set_index("selector")["first_size"]).all()
     other = CONSTRUCTED.copy()
     other.loc[other["selector"] == "anchor_points", ["mdad", "ci_low", "ci_high"]] += 10.0
-    cmp = pr.compare_conclusions(other, CONSTRUCTED, level=4.0).set_index("question")
+    cmp = pc.compare_conclusions(other, CONSTRUCTED, level=4.0).set_index("question")
     assert cmp.loc["best at k = 10", "paper"] == "none beyond noise"
     assert cmp.loc["best at k = 10", "ours"] == "diversity"  # [7, 9.5] below random [15, 25.5], anchor [16, 20.5]
     assert cmp.loc["best at k = 25", "paper"] == "anchor_points"
@@ -190,8 +190,8 @@ def test_reaching_a_level_and_the_conclusion_table():
 
 def test_conclusions_compare_only_common_cells():
     ours = CONSTRUCTED[CONSTRUCTED["size"] <= 100]   # we did not run k = 250
-    cmp = pr.compare_conclusions(ours, CONSTRUCTED).set_index("question")
+    cmp = pc.compare_conclusions(ours, CONSTRUCTED).set_index("question")
     key = "random not worse than any method (noise rule) from k ="
     assert cmp.loc[key, "paper"] == "100" and cmp.loc[key, "same answer"]
     smaller = CONSTRUCTED[CONSTRUCTED["size"] <= 25]
-    assert pr.compare_conclusions(smaller, CONSTRUCTED).set_index("question").loc[key, "paper"] == "never"
+    assert pc.compare_conclusions(smaller, CONSTRUCTED).set_index("question").loc[key, "paper"] == "never"

@@ -108,6 +108,13 @@ def from_size_on(ok: pd.Series) -> int | None:
     return int(tail.index[tail.to_numpy()][0]) if tail.any() else None
 
 
+def random_within_ci_from(table: pd.DataFrame, baseline: str = "random") -> int | None:
+    """Smallest size from which (at it and every larger size run) ``baseline`` is not worse than
+    any other method under the noise rule — its interval reaches down to the upper end of every
+    other method's — and its MDAD is reached; None if that fails at the largest size."""
+    return from_size_on(not_worse_than_all(table, baseline))
+
+
 def thin_pool(n_targets: int, n_runs: int) -> str:
     """Why a pool is too thin for confident comparisons ("" when it is not)."""
     pairs = n_targets * (n_targets - 1) // 2
