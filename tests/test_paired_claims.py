@@ -34,3 +34,10 @@ def test_a_claim_recomputes_from_its_payload():
                                               [1.0, 1.0, 3.0, None])}, "anchor_points")
     assert "of the 2 within noise, 1 could have shown" in claim.text
     assert recompute(json.dumps(json.loads(claim.payload()))).text == claim.text
+
+
+def test_an_undecided_comparison_is_not_read_as_worse():
+    claim = catch_up_paired({"Small": {"x": rows(["cannot tell"] * 4, [None] * 4)}})
+    assert "cannot tell" in claim.text and "stays lower" not in claim.text
+    claim = catch_up_paired({"Small": {"x": rows(["within noise", "worse", "within noise", "worse"], [1.0] * 4)}})
+    assert "stays lower than random sampling beyond the noise" in claim.text

@@ -335,18 +335,26 @@ def catch_up_paired(comparisons: dict, resolution: float = RESOLUTION):
     for bench, others in comparisons.items():
         sizes = sorted({int(r["size"]) for records in others.values() for r in records})
         by_size = {k: [r for records in others.values() for r in records if int(r["size"]) == k] for k in sizes}
-        not_worse = {k: bool(rows) and all(r["verdict"] in (BETTER, WITHIN) for r in rows) for k, rows in by_size.items()}
-        powered = {k: all(r["verdict"] == BETTER or _powered(r, resolution) for r in rows) for k, rows in by_size.items()}
-        start = None
-        for k in reversed(sizes):
-            if not (not_worse[k] and powered[k]):
-                break
-            start = k
-        loose = None
-        for k in reversed(sizes):
-            if not not_worse[k]:
-                break
-            loose = k
+
+        def status(rows):
+            verdicts = {r["verdict"] for r in rows}
+            if not rows or WORSE in verdicts:
+                return "worse"
+            if UNKNOWN in verdicts:
+                return "unknown"
+            return "powered" if all(r["verdict"] == BETTER or _powered(r, resolution) for r in rows) else "weak"
+
+        state = {k: status(by_size[k]) for k in sizes}
+
+        def from_on(allowed):
+            found = None
+            for k in reversed(sizes):
+                if state[k] not in allowed:
+                    break
+                found = k
+            return found
+
+        start, loose = from_on({"powered"}), from_on({"powered", "weak"})
         if start is not None:
             parts.append(f"{bench}: random sampling catches up from k = {start} (no method's MDAD is lower beyond the "
                          f"noise, and the experiment had 80% power to see a {resolution:g}-point difference)")
@@ -357,9 +365,12 @@ def catch_up_paired(comparisons: dict, resolution: float = RESOLUTION):
             parts.append(f"{bench}: from k = {loose} no method is lower beyond the noise, but the pool is too small to "
                          f"tell whether random sampling matches them (a {resolution:g}-point difference would "
                          f"likely go unseen{runs})")
+        elif sizes and state[sizes[-1]] == "worse":
+            parts.append(f"{bench}: some method stays lower than random sampling beyond the noise up to the largest "
+                         f"size run ({sizes[-1]})")
         else:
-            parts.append(f"{bench}: some method stays lower than random sampling up to the largest size run "
-                         f"({sizes[-1] if sizes else 'none'})")
+            parts.append(f"{bench}: the experiment cannot tell up to the largest size run "
+                         f"({sizes[-1] if sizes else 'none'}): an MDAD is not reached or its interval is open")
     inputs = {"comparisons": comparisons, "resolution": resolution}
     return Claim("; ".join(parts), "catch_up_paired", inputs)
 
