@@ -11,7 +11,10 @@ import pytest
 
 from mbutils.data import synthetic
 from mbutils.base.errors import BundleError
-from mbutils.data.synthetic import (SYNTHETIC_SPECS, BenchmarkSpec, cache_path, compare_to_reference, make_synthetic, simulate)
+from mbutils.data.synthetic import cache_path, make_synthetic, simulate
+from mbutils.data.synthetic_compare import compare_to_reference
+from mbutils.data.synthetic_spec import BenchmarkSpec
+from mbutils.data.synthetic_standins import SYNTHETIC_SPECS
 
 from mbutils.data.datasets import load_benchmark
 from mbutils.results.calibration import CALIBRATION_PAIRS, ks_statistics, pool_protocol, pooled_pvalues, reliability

@@ -66,7 +66,7 @@ def folder_record(name: str, folder: Path) -> dict:
 
 def stand_in_record(name: str) -> dict:
     """One row for a simulated stand-in, from its specification (nothing is generated)."""
-    from mbutils.data.synthetic import SYNTHETIC_SPECS
+    from mbutils.data.synthetic_standins import SYNTHETIC_SPECS
 
     spec = SYNTHETIC_SPECS[name]
     return {"name": name, "kind": "stand-in", "models": spec.n_models, "items": sum(s[1] for s in spec.subtasks),

@@ -29,7 +29,10 @@ from scipy import optimize
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import BundleError
-from mbutils.data.synthetic import (SYNTHETIC_SPECS, BenchmarkSpec, ks_distance, pairwise_differences, simulate, split_half_reliability)
+from mbutils.data.synthetic import simulate
+from mbutils.data.synthetic_compare import ks_distance, pairwise_differences, split_half_reliability
+from mbutils.data.synthetic_spec import BenchmarkSpec
+from mbutils.data.synthetic_standins import SYNTHETIC_SPECS
 
 #: Each calibrated stand-in and the real bundle (on MBUTILS_DATA) it was fitted to.
 CALIBRATION_PAIRS = {
@@ -198,7 +201,7 @@ def fit_spec(name: str, real: Benchmark, parameters: tuple[str, ...], *, seed: i
     """Nelder-Mead over ``parameters`` of the stand-in ``name``'s spec against ``real``.
 
     Returns the fitted spec (values rounded to 3 decimals, as written into
-    :data:`mbutils.data.synthetic.SYNTHETIC_SPECS`) and its loss. Non-negative parameters are
+    :data:`mbutils.data.synthetic_standins.SYNTHETIC_SPECS`) and its loss. Non-negative parameters are
     kept non-negative (a share below 0.9). Costs one simulation per evaluation (about a second for BBH).
     """
     spec = start or SYNTHETIC_SPECS[name]
