@@ -6,7 +6,9 @@ import pytest
 
 from conftest import real_bundle
 from helpers import random_benchmark
-from mbutils.results.auditing import MICRO, RANDOM, audit, format_audit, read_items, read_weights, resolve_items
+from mbutils.results.audit_inputs import read_items, read_weights, resolve_items
+from mbutils.results.audit_tables import MICRO, RANDOM
+from mbutils.results.auditing import audit, format_audit
 from mbutils.data.datasets import load_benchmark
 from mbutils.base.errors import ProtocolError
 from mbutils.results.metrics import RESULT_COLUMNS, mdad_table, pair_agreement
@@ -198,7 +200,7 @@ def test_items_starting_with_a_hash_are_ids_and_huge_weights_do_not_overflow(tmp
     import numpy as np
 
     from mbutils.data.benchmark import Benchmark
-    from mbutils.results.auditing import read_items, resolve_items
+    from mbutils.results.audit_inputs import read_items, resolve_items
 
     listed = tmp_path / "items.txt"
     listed.write_text("# chosen by hand\n#q1\nq2\n#\n\n#q3\n")

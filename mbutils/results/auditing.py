@@ -16,14 +16,16 @@ unchanged: the micro-benchmark is one run, the baseline one run per draw. Audits
 unseen half; the ``unseen_*`` columns repeat the truth.
 
 With ``truth="full"`` the baseline's expected curve is also computed exactly
-(:mod:`mbutils.results.planning`), a check on the simulated baseline.
+(:mod:`mbutils.results.planning_curves`), a check on the simulated baseline.
+
+Reading and resolving the item list is :mod:`mbutils.results.audit_inputs`; the tidy tables
+and the bootstrap over models are :mod:`mbutils.results.audit_tables`.
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -31,302 +33,22 @@ import pandas as pd
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import ProtocolError
-from mbutils.base.tables import from_csv_text
-from mbutils.results.metrics import gap_bins, iter_groups, mdad_table, agreement_curve, summary_table
+from mbutils.results.audit_inputs import _resolve_models, resolve_items
+from mbutils.results.audit_tables import MICRO, RANDOM, _ci_models, _share_closer, _tables
+from mbutils.results.metrics import mdad_table, agreement_curve, summary_table
 from mbutils.methods.protocol import rng_for
 from mbutils.base.validation import check_choice
 from mbutils.base.tables import mdad_text
 
+# Re-exported: the command line imports these from here.
+from mbutils.results.audit_inputs import read_items, read_weights  # noqa: F401
+
 TRUTHS = ("full", "rest")
 CI_METHODS = ("models", "pairs", "none")
-MICRO = "micro-benchmark"
-RANDOM = "random"
-_LISTED = 5
-
-
-# ---------------------------------------------------------------------------------------
-# Reading item and weight files
-# ---------------------------------------------------------------------------------------
-
 
 #: Most (random subsets x model pairs) an audit holds at once: about 2 GB of pair arrays.
 MAX_RANDOM_PAIRS = 50_000_000
 
-def _is_table(path: Path) -> bool:
-    return path.suffix.lower() in (".csv", ".tsv")
-
-
-def _read_table(path: Path) -> pd.DataFrame:
-    sep = "\t" if path.suffix.lower() == ".tsv" else ","
-    try:
-        table = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
-    except Exception as err:  # any parser failure: the file is not a table we can use
-        raise ProtocolError(f"{path}: cannot read it as a table ({type(err).__name__}: {err})") from None
-    table.columns = [str(c).strip() for c in table.columns]
-    if "item" in table.columns:  # a micro-benchmark's items.csv quotes formula-like ids (base.tables.csv_text)
-        table["item"] = table["item"].map(from_csv_text)
-    return table
-
-
-def _read_lines(path: Path) -> tuple[list[str], list[int]]:
-    """Non-empty, non-comment lines (stripped) and their 1-based line numbers.
-
-    A comment is a line whose ``#`` is followed by a space or nothing (``# chosen by hand``);
-    ``#q17`` is an item id, since real ids may start with ``#``.
-    """
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ProtocolError(f"{path}: cannot read it ({err})") from None
-    values, lines = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
-        line = line.strip()
-        if line and not (line == "#" or line.startswith(("# ", "#\t"))):
-            values.append(line)
-            lines.append(number)
-    return values, lines
-
-
-def _parse_weights(values: Sequence[str], lines: Sequence[int], where: str) -> np.ndarray:
-    weights = pd.to_numeric(pd.Series(list(values), dtype=object).str.strip(), errors="coerce").to_numpy(np.float64)
-    bad = np.flatnonzero(~np.isfinite(weights))
-    if len(bad):
-        shown = ", ".join(f"line {lines[i]} ({values[i]!r})" for i in bad[:_LISTED])
-        raise ProtocolError(f"{where}: weights must be finite numbers; not at {shown}")
-    return weights
-
-
-def read_items(path: str | Path) -> tuple[list[str], np.ndarray | None]:
-    """Item names (and weights, if the file has a ``weight`` column) from an items file.
-
-    A ``.csv``/``.tsv`` file needs an ``item`` column (optional ``weight``); any other file
-    lists one item per line (blank lines and ``# `` comments are skipped; ``#q17`` is an id).
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise ProtocolError(f"{path}: no such items file")
-    if _is_table(path):
-        table = _read_table(path)
-        if "item" not in table.columns:
-            raise ProtocolError(f"{path}: needs an 'item' column; it has {', '.join(table.columns) or 'none'}")
-        names = table["item"].str.strip().tolist()
-        lines = list(range(2, len(names) + 2))  # line 1 is the header
-        weights = (_parse_weights(table["weight"].tolist(), lines, str(path))
-                   if "weight" in table.columns else None)
-    else:
-        names, lines = _read_lines(path)
-        weights = None
-    blank = [line for name, line in zip(names, lines) if not name]
-    if blank:
-        raise ProtocolError(f"{path}: empty item name at line {', '.join(map(str, blank[:_LISTED]))}")
-    _check_unique(names, lines, str(path))
-    if not names:
-        raise ProtocolError(f"{path}: lists no items")
-    return names, weights
-
-
-def read_weights(path: str | Path, items: Sequence[str]) -> np.ndarray:
-    """One weight per item: a ``.csv``/``.tsv`` with a ``weight`` column (aligned by an
-    ``item`` column when present, else in file order), or one number per line."""
-    path = Path(path)
-    if not path.is_file():
-        raise ProtocolError(f"{path}: no such weights file")
-    if _is_table(path):
-        table = _read_table(path)
-        if "weight" not in table.columns:
-            raise ProtocolError(f"{path}: needs a 'weight' column; it has {', '.join(table.columns) or 'none'}")
-        lines = list(range(2, len(table) + 2))
-        weights = _parse_weights(table["weight"].tolist(), lines, str(path))
-        if "item" in table.columns:
-            names = table["item"].str.strip().tolist()
-            _check_unique(names, lines, str(path))
-            missing = [i for i in items if i not in set(names)]
-            extra = sorted(set(names) - set(items))
-            if missing or extra:
-                raise ProtocolError(
-                    f"{path}: its items differ from the micro-benchmark's"
-                    + (f"; no weight for {_names(missing)}" if missing else "")
-                    + (f"; weights for items not in it: {_names(extra)}" if extra else ""))
-            order = {name: i for i, name in enumerate(names)}
-            weights = weights[[order[i] for i in items]]
-    else:
-        values, lines = _read_lines(path)
-        weights = _parse_weights(values, lines, str(path))
-    if len(weights) != len(items):
-        raise ProtocolError(f"{path}: {len(weights)} weights for {len(items)} items; give one weight per item")
-    return weights
-
-
-def _names(names: Sequence[str]) -> str:
-    shown = ", ".join(map(str, list(names)[:_LISTED]))
-    return shown + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else "")
-
-
-def _check_unique(names: Sequence[str], lines: Sequence[int] | None, where: str) -> None:
-    """Refuse repeated names, saying where each repeat occurs (lines, or 1-based positions)."""
-    names = pd.Series(list(names), dtype=object)
-    at = pd.Series(lines if lines is not None else np.arange(1, len(names) + 1))
-    dup = names.duplicated(keep=False).to_numpy()
-    if dup.any():
-        label = "lines" if lines is not None else "positions"
-        grouped = at[dup].groupby(names[dup].to_numpy(), sort=False).agg(lambda v: ", ".join(map(str, v)))
-        repeats = [f"{name!r} ({label} {where_})" for name, where_ in grouped.items()]
-        raise ProtocolError(f"{where}: items listed more than once: {_names(repeats)}; list each item once")
-
-
-# ---------------------------------------------------------------------------------------
-# Resolving the request against a bundle
-# ---------------------------------------------------------------------------------------
-
-def resolve_items(benchmark: Benchmark, items: Sequence[str], weights=None) -> tuple[np.ndarray, np.ndarray]:
-    """Column indices of the named items and their weights normalised to sum to 1."""
-    names = [str(i) for i in items]
-    if not names:
-        raise ProtocolError("the micro-benchmark lists no items")
-    _check_unique(names, None, "micro-benchmark")
-    index = pd.Index(benchmark.items.astype(str)).get_indexer(names)
-    if (index < 0).any():
-        unknown = [names[i] for i in np.flatnonzero(index < 0)]
-        raise ProtocolError(
-            f"{len(unknown)} of {len(names)} items are not in {benchmark.name}: {_names(unknown)} "
-            f"(its item names look like {', '.join(map(str, benchmark.items[:3]))})"
-        )
-    index = index.astype(np.int64)
-    if weights is None:
-        return index, np.full(len(index), 1.0 / len(index))
-    w = np.asarray(weights, dtype=np.float64).ravel()
-    if w.shape != index.shape:
-        raise ProtocolError(f"{len(w)} weights for {len(index)} items; give one weight per item")
-    if not np.isfinite(w).all():
-        raise ProtocolError("weights must be finite numbers")
-    if (w < 0).any():
-        bad = np.flatnonzero(w < 0)
-        raise ProtocolError(f"weights must not be negative: {_names([f'{names[i]}={w[i]:g}' for i in bad])}")
-    if w.max() <= 0:
-        raise ProtocolError("weights are all zero; at least one item needs a positive weight")
-    w = w / w.max()  # scaled first: weights as large as 1e308 would overflow their sum to inf
-    return index, w / w.sum()
-
-
-def _resolve_models(benchmark: Benchmark, models) -> np.ndarray:
-    if models is None:
-        index = np.arange(benchmark.n_models)
-    elif isinstance(models, str):
-        if models not in benchmark.target_sets:
-            known = ", ".join(sorted(benchmark.target_sets)) or "none"
-            raise ProtocolError(f"{benchmark.name}: no target set named {models!r} (target sets: {known})")
-        index = benchmark.model_index(benchmark.target_sets[models])
-    else:
-        models = [str(m) for m in models]
-        if len(set(models)) != len(models):
-            raise ProtocolError("models are listed more than once; list each model once")
-        index = benchmark.model_index(models)
-    if len(index) < 2:
-        raise ProtocolError("at least 2 models are needed to compare pairs")
-    return index
-
-
-# ---------------------------------------------------------------------------------------
-# Result tables
-# ---------------------------------------------------------------------------------------
-
-def _tidy(models: np.ndarray, estimates: np.ndarray, truth_correct: np.ndarray, n_truth: np.ndarray,
-          full_accuracy: np.ndarray, selector: str, size: int) -> pd.DataFrame:
-    """Results rows for R runs x T models; estimates/truth_correct are (R, T), n_truth (R,)."""
-    n_runs, n_models = estimates.shape
-    n_truth = np.repeat(n_truth, n_models)
-    correct = truth_correct.ravel()
-    return pd.DataFrame({
-        "run": np.repeat(np.arange(n_runs), n_models), "selector": selector, "size": size,
-        "model": np.tile(models.astype(str), n_runs), "estimate": estimates.ravel(),
-        "seen_accuracy": correct / n_truth, "unseen_accuracy": correct / n_truth,
-        "full_accuracy": np.tile(full_accuracy, n_runs),
-        "seen_correct": correct, "n_seen": n_truth, "unseen_correct": correct, "n_unseen": n_truth,
-    })
-
-
-def _tables(benchmark: Benchmark, models: np.ndarray, items: np.ndarray, weights: np.ndarray,
-            n_random: int, seed: int, truth: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Tidy tables of the micro-benchmark (one run) and of the random draws (one run each)."""
-    correct = benchmark.correct[models].astype(np.float64)
-    n_items, k = benchmark.n_items, len(items)
-    total = correct.sum(1)
-    names = benchmark.models[models]
-    full = total / n_items
-
-    def truth_of(chosen_correct):  # (R, T) correct counts on the chosen items
-        if truth == "full":
-            return np.broadcast_to(total, chosen_correct.shape), np.full(len(chosen_correct), n_items)
-        return total[None, :] - chosen_correct, np.full(len(chosen_correct), n_items - k)
-
-    micro_est = (correct[:, items] @ weights)[None, :]
-    t_correct, t_n = truth_of(correct[:, items].sum(1)[None, :])
-    micro = _tidy(names, micro_est, np.rint(t_correct).astype(np.int64), t_n, full, MICRO, k)
-
-    draws = np.stack([rng_for(seed, "audit", r).choice(n_items, size=k, replace=False)
-                      for r in range(n_random)])
-    # (R, T) correct counts on each draw, gathered in chunks of about 20 million cells: a dense
-    # draws-by-items indicator would take R x N x 8 bytes (4.6 GB for 100,000 draws of BBH)
-    rand_correct = np.empty((n_random, len(models)))
-    step = max(1, 20_000_000 // max(1, len(models) * k))
-    for start in range(0, n_random, step):
-        rand_correct[start:start + step] = correct[:, draws[start:start + step]].sum(axis=2).T
-    t_correct, t_n = truth_of(rand_correct)
-    random = _tidy(names, rand_correct / k, np.rint(t_correct).astype(np.int64), t_n, full, RANDOM, k)
-    return micro, random
-
-
-def _share_closer(results: pd.DataFrame, mdad: float, bin_width: float) -> float:
-    """Share of all pairs (over runs) whose true gap lies below the MDAD bin; 1 if not reached."""
-    if not np.isfinite(mdad):
-        return 1.0
-    _, pairs = next(iter_groups(results))
-    bins = gap_bins(pairs.true_diff, pairs.n_items, bin_width)
-    return float((bins < round(mdad / bin_width)).mean())
-
-
-def _ci_models(results: pd.DataFrame, *, threshold: float, bin_width: float, tie_rule: str,
-               method: str, n_boot: int, rng: np.random.Generator, bar=None) -> tuple[float, float]:
-    """Percentile CI of MDAD from resampling *models* (pairs sharing a model are dependent).
-
-    A bootstrap sample draws the models with replacement; a pair (i, j) then counts
-    w_i * w_j times (w = multiplicities), for all runs at once via a sparse product.
-    """
-    from scipy import sparse
-
-    from mbutils.results.metrics import first_crossing, monotone_rates, pair_agreement
-
-    _, pairs = next(iter_groups(results))
-    agrees, counted = pair_agreement(pairs.est_diff, pairs.true_diff, tie_rule)
-    bins = gap_bins(pairs.true_diff, pairs.n_items, bin_width)  # (runs, pairs)
-    n_runs, n_pairs = bins.shape
-    n_bins = int(bins.max()) + 1
-    cols = bins.ravel()
-    rows = np.tile(np.arange(n_pairs), n_runs)
-    agree = sparse.csr_matrix(((agrees & counted).ravel().astype(np.float64), (rows, cols)), shape=(n_pairs, n_bins))
-    total = sparse.csr_matrix((counted.ravel().astype(np.float64), (rows, cols)), shape=(n_pairs, n_bins))
-    n_models = pairs.estimates.shape[1]
-    i, j = np.triu_indices(n_models, k=1)
-    values = []
-    for start in range(0, n_boot, 50):  # blocks keep the (draws x pairs) weights small
-        w = rng.multinomial(n_models, np.full(n_models, 1.0 / n_models), size=min(50, n_boot - start))
-        pw = (w[:, i] * w[:, j]).astype(np.float64)
-        a, t = np.asarray((agree.T @ pw.T).T), np.asarray((total.T @ pw.T).T)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rates = a / t
-        if method == "monotone":
-            rates = np.stack([monotone_rates(np.nan_to_num(r), tt) for r, tt in zip(rates, t)])
-        b = first_crossing(rates, threshold).astype(np.float64)
-        values.append(np.where(b < 0, np.inf, b * bin_width))
-        if bar is not None:
-            bar.update(len(b))
-    lo, hi = np.quantile(np.concatenate(values), [0.025, 0.975], method="inverted_cdf")
-    return (float(lo) if np.isfinite(lo) else np.nan), (float(hi) if np.isfinite(hi) else np.nan)
-
-
-# ---------------------------------------------------------------------------------------
-# The audit
-# ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class AuditReport:
