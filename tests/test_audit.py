@@ -11,7 +11,9 @@ from mbutils.results.audit_tables import MICRO, RANDOM
 from mbutils.results.auditing import audit, format_audit
 from mbutils.data.datasets import load_benchmark
 from mbutils.base.errors import ProtocolError
-from mbutils.results.metrics import RESULT_COLUMNS, mdad_table, pair_agreement
+from mbutils.results.metrics import mdad_table
+from mbutils.results.pair_metrics import pair_agreement
+from mbutils.results.results_table import RESULT_COLUMNS
 
 
 @pytest.fixture(scope="module")

@@ -568,7 +568,7 @@ def test_share_of_pairs_closer_than_mdad():
 def test_float_binning_loses_pairs_on_bin_edges():
     n = np.array([224])
     diff = np.arange(0, 225)[None, :]
-    from mbutils.results.metrics import gap_bins
+    from mbutils.results.pair_metrics import gap_bins
 
     exact, approx = gap_bins(diff, n), book.float_gap_bins(diff, n)
     assert (approx <= exact).all()

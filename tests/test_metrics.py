@@ -9,7 +9,8 @@ from scipy import stats
 
 from helpers import results_table
 from mbutils.base.errors import ResultsError
-from mbutils.results.metrics import (agreement_curve, gap_bins, kendall_tau_b, mdad_bin, mdad_table, pair_agreement, summary_table)
+from mbutils.results.metrics import agreement_curve, mdad_table, summary_table
+from mbutils.results.pair_metrics import gap_bins, kendall_tau_b, mdad_bin, pair_agreement
 
 
 def test_pair_agreement_paper_and_exclude_rules():
@@ -173,7 +174,7 @@ def test_summary_of_runs_whose_tau_is_undefined_is_nan_without_a_warning():
 def test_a_bin_width_with_float_noise_is_read_as_the_width_meant():
     import numpy as np
 
-    from mbutils.results.metrics import gap_bins
+    from mbutils.results.pair_metrics import gap_bins
 
     diff, n = np.array([[0, 3, 7, 70, 140]]), np.array([100])
     assert (gap_bins(diff, n, 0.7000000000000001) == gap_bins(diff, n, 0.7)).all()
@@ -185,7 +186,7 @@ def test_monotone_rates_equal_scikit_learns_isotonic_fit_bit_for_bit():
     same solver) must give the very same numbers, empty bins left out and returned as NaN."""
     from sklearn.isotonic import isotonic_regression
 
-    from mbutils.results.metrics import monotone_rates
+    from mbutils.results.pair_metrics import monotone_rates
 
     rng = np.random.default_rng(11)
     for _ in range(200):

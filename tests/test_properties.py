@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mbutils.results.metrics import gap_bins, kendall_tau_b, mdad_bin, pair_agreement
+from mbutils.results.pair_metrics import gap_bins, kendall_tau_b, mdad_bin, pair_agreement
 
 diffs = st.integers(-50, 50)
 est = st.sampled_from([-0.3, -0.1, -1e-15, 0.0, 1e-15, 0.02, 0.4])

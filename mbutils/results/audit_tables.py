@@ -1,6 +1,6 @@
 """The audit's numbers: tidy results of the micro-benchmark and of random subsets, and a bootstrap over models.
 
-Results are in the format of experiments (:data:`mbutils.results.metrics.RESULT_COLUMNS`):
+Results are in the format of experiments (:data:`mbutils.results.results_table.RESULT_COLUMNS`):
 the micro-benchmark is one run, each random subset of the same size one run; the interval of
 an MDAD resamples models, since all pairs come from one set of models.
 """
@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from mbutils.data.benchmark import Benchmark
-from mbutils.results.metrics import gap_bins, iter_groups
+from mbutils.results.pair_metrics import gap_bins
+from mbutils.results.results_table import iter_groups
 from mbutils.methods.protocol import rng_for
 
 MICRO = "micro-benchmark"
@@ -82,7 +83,7 @@ def _ci_models(results: pd.DataFrame, *, threshold: float, bin_width: float, tie
     """
     from scipy import sparse
 
-    from mbutils.results.metrics import first_crossing, monotone_rates, pair_agreement
+    from mbutils.results.pair_metrics import first_crossing, monotone_rates, pair_agreement
 
     _, pairs = next(iter_groups(results))
     agrees, counted = pair_agreement(pairs.est_diff, pairs.true_diff, tie_rule)

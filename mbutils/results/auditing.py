@@ -10,7 +10,7 @@ is the weighted mean of each model's 0/1 results on its items (weights normalise
 
 The baseline is ``n_random`` uniformly random subsets of the same size, each judged the
 same way (a seeded draw each). Results are tidy tables in the format of experiments
-(:data:`mbutils.results.metrics.RESULT_COLUMNS`), so :func:`~mbutils.results.metrics.mdad_table`,
+(:data:`mbutils.results.results_table.RESULT_COLUMNS`), so :func:`~mbutils.results.metrics.mdad_table`,
 :func:`~mbutils.results.metrics.agreement_curve` and :func:`~mbutils.results.metrics.summary_table` apply
 unchanged: the micro-benchmark is one run, the baseline one run per draw. Audits have no
 unseen half; the ``unseen_*`` columns repeat the truth.

@@ -1,196 +1,27 @@
-"""Meta-evaluation: estimation error, Kendall tau-b, pairwise agreement, agreement curves, MDAD.
+"""Meta-evaluation tables of an experiment's results: agreement curves, MDAD with its interval, tau and error.
 
 Everything is computed from the tidy results table of an experiment (one row per
-run x selector x size x target), vectorised over all target pairs of all runs.
-Accuracy gaps are binned once, with integer arithmetic on correct counts, so no
-bin is lost to floating-point rounding. All outputs are in accuracy *points*.
+run x selector x size x target, :mod:`mbutils.results.results_table`), vectorised over all
+target pairs of all runs, with the pair measures of :mod:`mbutils.results.pair_metrics`.
+All outputs are in accuracy *points*.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-from fractions import Fraction
-from typing import Iterator
 
 import numpy as np
 import pandas as pd
 
 from mbutils.base.errors import ResultsError
-from mbutils.base.provenance import check_unmixed
 from mbutils.methods.protocol import rng_for
 from mbutils.base.validation import check_choice, check_int, check_number
+from mbutils.results.pair_metrics import (MIN_BIN_WIDTH, first_crossing, gap_bins, kendall_tau_b, mdad_bin,
+                                          monotone_rates, pair_agreement)
+from mbutils.results.results_table import GroupPairs, iter_groups
 
-TIE_RULES = ("paper", "exclude")
-MDAD_METHODS = ("first", "monotone")
+# Re-exported: the command line imports these from here.
+from mbutils.results.results_table import RESULT_TEXT_COLUMNS, check_results  # noqa: F401
+
 CI_METHODS = ("pairs", "runs", "none")
-_EST_TIE = 1e-12  # estimated differences this small are ties (weighted sums of equal terms)
-
-RESULT_COLUMNS = (
-    "run", "selector", "size", "model", "estimate",
-    "seen_correct", "n_seen", "unseen_correct", "n_unseen",
-)
-#: The results columns that hold names: read from CSV as text, whatever they look like ("001", "NaN").
-RESULT_TEXT_COLUMNS = ("selector", "model", "target_set", "experiment")
-
-
-@dataclass(frozen=True)
-class GroupPairs:
-    """All target pairs of one selector x size, runs as rows: shapes (runs, pairs)."""
-
-    runs: np.ndarray
-    n_items: np.ndarray       # (runs,) items in the half the truth is taken from
-    est_diff: np.ndarray      # (runs, pairs) estimate_i - estimate_j
-    true_diff: np.ndarray     # (runs, pairs) correct_i - correct_j (integers)
-    estimates: np.ndarray     # (runs, targets)
-    truth: np.ndarray         # (runs, targets) accuracy as a fraction
-
-
-def check_results(results: pd.DataFrame) -> None:
-    missing = [c for c in RESULT_COLUMNS if c not in results.columns]
-    if missing:
-        raise ResultsError(
-            f"results table lacks columns {', '.join(missing)}; "
-            "it must come from `python -m mbutils experiment`"
-        )
-    if results.empty:
-        raise ResultsError("results table is empty")
-    check_unmixed(results)
-    _check_values(results)
-
-
-def _first_row(mask) -> str:
-    """'row N' of the first True in ``mask``, counting the header as row 1 (as a spreadsheet does)."""
-    return f"row {int(np.flatnonzero(np.asarray(mask))[0]) + 2}"
-
-
-def _shown(value) -> str:
-    """A cell as a message shows it: numbers plainly (nan, inf, 55), anything else quoted."""
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-        return f"{float(value):g}"
-    return repr(str(value))
-
-
-def _check_values(results: pd.DataFrame) -> None:
-    """Refuse values no experiment writes, naming the column and the first row: numbers computed from
-    them (an MDAD moved by one row's impossible count) would look like results."""
-    no_selector = results["selector"].isna() | (results["selector"].astype(str).str.strip() == "")
-    if no_selector.any():
-        raise ResultsError(f"results table: {_first_row(no_selector)} has no selector; every row needs one")
-    numbers = {}
-    for column in ("run", "size", "estimate", "seen_correct", "n_seen", "unseen_correct", "n_unseen"):
-        values = pd.to_numeric(results[column], errors="coerce").to_numpy(dtype=np.float64)
-        bad = ~np.isfinite(values)
-        if bad.any():
-            raise ResultsError(f"results table: column {column!r}, {_first_row(bad)} holds "
-                               f"{_shown(results[column].iloc[int(np.flatnonzero(bad)[0])])}, not a finite number")
-        if column != "estimate" and (values != np.round(values)).any():
-            off = values != np.round(values)
-            raise ResultsError(f"results table: column {column!r}, {_first_row(off)} holds "
-                               f"{_shown(values[off][0])}; it must be a whole number")
-        numbers[column] = values
-    est = numbers["estimate"]
-    # some estimators extrapolate a little past 0 or 1 (a weighted or IRT estimate of 1.13 is a result);
-    # a table of percentages is not: its typical estimate is tens, not a share
-    if np.median(np.abs(est)) > 1.5:
-        raise ResultsError(f"results table: column 'estimate' looks like percentages (median {np.median(est):g}, "
-                           f"e.g. {_first_row(np.abs(est) > 1.5)} holds {_shown(est[np.abs(est) > 1.5][0])}); "
-                           "estimates are shares of items, around 0 to 1")
-    checks = [(numbers["run"] < 0, "'run' is negative"), (numbers["size"] < 1, "'size' is below 1"),
-              (numbers["n_seen"] < 1, "'n_seen' is below 1"), (numbers["n_unseen"] < 0, "'n_unseen' is negative"),
-              ((numbers["seen_correct"] < 0) | (numbers["seen_correct"] > numbers["n_seen"]),
-               "'seen_correct' is not between 0 and 'n_seen'"),
-              ((numbers["unseen_correct"] < 0) | (numbers["unseen_correct"] > numbers["n_unseen"]),
-               "'unseen_correct' is not between 0 and 'n_unseen'")]
-    for bad, what in checks:
-        if bad.any():
-            raise ResultsError(f"results table: {_first_row(bad)}: {what}; it must come from "
-                               "`python -m mbutils experiment`")
-    for group_column in ("n_seen", "n_unseen"):
-        per_run = pd.Series(numbers[group_column]).groupby(numbers["run"]).nunique()
-        if (per_run > 1).any():
-            raise ResultsError(f"results table: run {per_run.index[per_run > 1][0]:g} has different "
-                               f"'{group_column}' values; one run judges every target on the same items")
-
-
-def _split_columns(split: str) -> tuple[str, str]:
-    if split not in ("seen", "unseen"):
-        raise ResultsError(f"split must be 'seen' or 'unseen', got {split!r}")
-    return f"{split}_correct", f"n_{split}"
-
-
-def iter_groups(results: pd.DataFrame, split: str = "seen") -> Iterator[tuple[tuple[str, int], GroupPairs]]:
-    """Yield ((selector, size), pairs) in table order of first appearance."""
-    check_results(results)
-    correct_col, n_col = _split_columns(split)
-    for (selector, size), group in results.groupby(["selector", "size"], sort=False):
-        group = group.sort_values(["run", "model"], kind="stable")
-        runs, counts = np.unique(group["run"].to_numpy(), return_counts=True)
-        if (counts != counts[0]).any():
-            raise ResultsError(f"{selector}, size {size}: runs have different numbers of targets")
-        if counts[0] < 2:
-            raise ResultsError(f"{selector}, size {size}: each run has {counts[0]} target model; "
-                               "at least 2 per run are needed to compare pairs")
-        shape = (len(runs), counts[0])
-        est = group["estimate"].to_numpy(dtype=np.float64).reshape(shape)
-        cor = group[correct_col].to_numpy(dtype=np.int64).reshape(shape)
-        n_items = group[n_col].to_numpy(dtype=np.int64).reshape(shape)[:, 0]
-        i, j = np.triu_indices(shape[1], k=1)
-        yield (selector, int(size)), GroupPairs(
-            runs=runs,
-            n_items=n_items,
-            est_diff=est[:, i] - est[:, j],
-            true_diff=cor[:, i] - cor[:, j],
-            estimates=est,
-            truth=cor / n_items[:, None],
-        )
-
-
-def _snap(diff: np.ndarray) -> np.ndarray:
-    """Differences within rounding error of zero become exact ties."""
-    return np.where(np.abs(diff) <= _EST_TIE, 0.0, diff)
-
-
-def pair_agreement(est_diff: np.ndarray, true_diff: np.ndarray, tie_rule: str = "paper") -> tuple[np.ndarray, np.ndarray]:
-    """(agrees, counted) per pair.
-
-    An estimated tie always disagrees. ``paper``: a pair tied on the full benchmark agrees
-    only if its estimated difference is positive (this depends on pair order, as in the
-    reference code). ``exclude``: tied pairs are not counted (symmetric in the pair).
-    """
-    check_choice(tie_rule, TIE_RULES, "tie rule", ResultsError)
-    est_sign = np.sign(_snap(est_diff))
-    true_sign = np.sign(true_diff)
-    tied = true_sign == 0
-    agrees = np.where(tied, est_sign > 0, est_sign * true_sign > 0)
-    counted = ~tied if tie_rule == "exclude" else np.ones_like(agrees)
-    return agrees, counted
-
-
-#: The finest agreement-curve bin (points): 10,000 bins over the 0-100 range, not millions.
-MIN_BIN_WIDTH = 0.01
-
-
-def gap_bins(true_diff: np.ndarray, n_items: np.ndarray, bin_width: float = 0.5) -> np.ndarray:
-    """Floored bin of |accuracy gap| in points, exact: (100·|Δc|) // (width·N).
-
-    The width is read as the nearest fraction with a denominator up to a million, so a width
-    typed with float noise (0.7000000000000001) is 7/10 and the integer products cannot overflow.
-    """
-    width = Fraction(str(bin_width)).limit_denominator(10**6)
-    if width <= 0 or not np.isfinite(float(bin_width)):
-        raise ResultsError(f"bin width must be a positive number, got {bin_width}")
-    n = np.asarray(n_items, dtype=np.int64).reshape(-1, *([1] * (np.ndim(true_diff) - 1)))
-    return (100 * width.denominator * np.abs(true_diff)) // (width.numerator * n)
-
-
-def kendall_tau_b(estimates: np.ndarray, truth: np.ndarray) -> np.ndarray:
-    """Kendall tau-b of each row pair, from pair signs: (C - D) / sqrt((P - T_x)(P - T_y))."""
-    i, j = np.triu_indices(estimates.shape[-1], k=1)
-    de, dt = (np.sign(_snap(x[..., i] - x[..., j])) for x in (estimates, truth))
-    n_pairs = len(i)
-    denom = np.sqrt((n_pairs - (de == 0).sum(-1)) * (n_pairs - (dt == 0).sum(-1)))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denom > 0, (de * dt).sum(-1) / denom, np.nan)
 
 
 def _bin_counts(pairs: GroupPairs, bin_width: float, tie_rule: str) -> tuple[np.ndarray, np.ndarray]:
@@ -204,37 +35,6 @@ def _bin_counts(pairs: GroupPairs, bin_width: float, tie_rule: str) -> tuple[np.
     total = np.bincount(flat, minlength=size).reshape(n_runs, n_bins)
     agree = np.bincount(flat, weights=agrees[counted], minlength=size).reshape(n_runs, n_bins)
     return agree, total
-
-
-def first_crossing(rates: np.ndarray, threshold: float) -> np.ndarray:
-    """Index of the first bin with rate >= threshold along the last axis; -1 if none."""
-    hit = np.nan_to_num(rates, nan=-np.inf) >= threshold
-    return np.where(hit.any(-1), hit.argmax(-1), -1)
-
-
-def monotone_rates(rates: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Non-decreasing fit of an agreement curve (pool-adjacent-violators, pair-weighted).
-
-    SciPy's solver directly (what scikit-learn's ``isotonic_regression`` calls too, after
-    input checks that cost 15 times the fit: a run-bootstrap CI fits thousands of curves).
-    """
-    from scipy.optimize import isotonic_regression
-
-    out = np.full(rates.shape, np.nan)
-    keep = weights > 0
-    if keep.any():
-        out[keep] = isotonic_regression(rates[keep], weights=weights[keep], increasing=True).x
-    return out
-
-
-def mdad_bin(agree: np.ndarray, total: np.ndarray, threshold: float, method: str = "first") -> int:
-    """MDAD as a bin index from pooled per-bin counts; -1 when no bin reaches the threshold."""
-    check_choice(method, MDAD_METHODS, "MDAD method", ResultsError)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rates = agree / total
-    if method == "monotone":
-        rates = monotone_rates(np.nan_to_num(rates), total)
-    return int(first_crossing(rates, threshold))
 
 
 def _ci_pairs(agree, total, threshold, mdad, n_boot, rng, bin_width) -> tuple[float, float]:

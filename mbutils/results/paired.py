@@ -32,7 +32,8 @@ from scipy.stats import norm
 
 from mbutils.base.errors import ResultsError
 from mbutils.base.validation import check_int, check_number
-from mbutils.results.metrics import first_crossing, gap_bins, iter_groups, monotone_rates, pair_agreement
+from mbutils.results.pair_metrics import first_crossing, gap_bins, monotone_rates, pair_agreement
+from mbutils.results.results_table import iter_groups
 
 BETTER, WORSE, WITHIN, UNKNOWN = "better", "worse", "within noise", "cannot tell"
 #: z_{0.975} + z_{0.80}: a difference this many standard errors from 0 is found 80% of the time.

@@ -15,7 +15,8 @@ import pandas as pd
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.results import noise
-from mbutils.results.metrics import first_crossing, mdad_table
+from mbutils.results.metrics import mdad_table
+from mbutils.results.pair_metrics import first_crossing
 from mbutils.results.planning_curves import _gap_bin, predicted_mdad, size_curve
 from mbutils.results.planning_population import pair_population
 from mbutils.methods.protocol import Protocol

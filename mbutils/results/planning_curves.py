@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.errors import ProtocolError
-from mbutils.results.metrics import TIE_RULES, mdad_bin
+from mbutils.results.pair_metrics import TIE_RULES, mdad_bin
 from mbutils.results.planning_population import PairPopulation, pair_population
 from mbutils.results.planning_probability import _as_counts, _matrix
 from mbutils.methods.protocol import Protocol

@@ -12,7 +12,7 @@ import pandas as pd
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import ProtocolError
-from mbutils.results.metrics import first_crossing
+from mbutils.results.pair_metrics import first_crossing
 from mbutils.results.planning_curves import _check_sizes
 from mbutils.results.planning_probability import agreement_probability
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import ProtocolError
-from mbutils.results.metrics import gap_bins
+from mbutils.results.pair_metrics import gap_bins
 from mbutils.methods.protocol import Protocol, draw_run, rng_for, split_items
 
 TRUTHS = ("seen", "full")

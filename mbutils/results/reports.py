@@ -15,7 +15,9 @@ import pandas as pd
 from mbutils.data.bundle import find_bundle, validate_bundle
 from mbutils.results.claims import best_at_size
 from mbutils.base.errors import MbutilsError
-from mbutils.results.metrics import gap_bins, iter_groups, mdad_table, summary_table
+from mbutils.results.metrics import mdad_table, summary_table
+from mbutils.results.pair_metrics import gap_bins
+from mbutils.results.results_table import iter_groups
 from mbutils.base.names import CI_FLOOR_MARK, ci_bound_text, label
 from mbutils.base.tables import NOT_REACHED
 from mbutils.base.tables import mdad_text
@@ -342,7 +344,7 @@ def worked_example() -> pd.DataFrame:
 
 def pair_table(results: pd.DataFrame, run: int = 0, bin_width: float = 0.5) -> pd.DataFrame:
     """Every target pair of one run, with the quantities the agreement rules read."""
-    from mbutils.results.metrics import pair_agreement
+    from mbutils.results.pair_metrics import pair_agreement
 
     part = results[results["run"] == run].sort_values("model")
     models, est = part["model"].to_numpy(), part["estimate"].to_numpy(float)
