@@ -118,7 +118,6 @@ def test_compiled_python_added_to_a_micro_folder_is_refused(my_micro, responses)
     refused(run("score", my_micro, responses), "micro_docs.cpython-311.pyc")
 
 
-@pytest.mark.xfail(strict=True, reason="remaining defect: a resealed __pycache__ is not checked against micro_docs.py")
 def test_forged_bytecode_resealed_into_a_micro_folder_is_refused(my_micro, responses, tmp_path):
     """H5, resealed: an unchecked-hash .pyc of other code, listed in a recomputed manifest. lm-eval loads the filter
     with spec_from_file_location(.../micro_docs.py), which runs this bytecode instead of the sealed source."""
@@ -130,7 +129,6 @@ def test_forged_bytecode_resealed_into_a_micro_folder_is_refused(my_micro, respo
     refused(run("score", my_micro, responses), cached.name)
 
 
-@pytest.mark.xfail(strict=True, reason="remaining defect: the bytecode Python caches for micro_docs.py is refused")
 def test_the_bytecode_python_caches_when_lm_eval_imports_the_filter_is_accepted(my_micro, responses):
     """H5's counterpart: lm-eval run with --include_path <micro>/lm_eval (PYTHONDONTWRITEBYTECODE unset) leaves
     __pycache__/micro_docs.cpython-*.pyc, the compilation of the sealed filter; scoring afterwards still works."""

@@ -154,6 +154,28 @@ def _fail(path: Path, what: str) -> MicroFolderError:
                             "again with `python -m mbutils build-micro`")
 
 
+def _compiled_filter(root: Path, name: str) -> bool:
+    """True for the bytecode cache Python leaves when the harness imports ``lm_eval/micro_docs.py``, and only
+    when it holds that sealed file's compilation by this Python (any other bytes would run in its place)."""
+    import importlib.util
+    import marshal
+
+    parts = name.split("/")
+    if len(parts) != 3 or parts[:2] != ["lm_eval", "__pycache__"] or not parts[2].startswith("micro_docs.") \
+            or not parts[2].endswith(".pyc") or not (root / "lm_eval" / "micro_docs.py").is_file():
+        return False
+    data = (root / name).read_bytes()
+    if data[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    try:
+        loaded = marshal.loads(data[16:])
+        expected = compile((root / "lm_eval" / "micro_docs.py").read_bytes(), loaded.co_filename, "exec",
+                           dont_inherit=True)
+    except (ValueError, EOFError, TypeError, AttributeError, SyntaxError):
+        return False
+    return loaded == expected
+
+
 def _verify(root: Path) -> None:
     """The folder holds exactly the files its manifest lists, each with the content it lists."""
     manifest = root / MANIFEST
@@ -163,11 +185,18 @@ def _verify(root: Path) -> None:
     for name, digest in listed.items():
         if not (isinstance(digest, str) and len(digest) == 64 and set(digest) <= _HEX):
             raise _fail(manifest, f"its entry {ascii(name)[:80]} is not a SHA-256 digest")
-    present = _present(root)
+    every = _present(root)
+    compiled = [name for name in every if name.endswith(".pyc") or "__pycache__" in name.split("/")]
+    for name in compiled:  # listed or not: only the sealed filter's own compilation may stand beside it
+        if not _compiled_filter(root, name):
+            raise _fail(root / name, "compiled Python that is not the compilation of the sealed lm_eval/micro_docs.py "
+                        "by this Python; it would run in the filter's place: delete lm_eval/__pycache__ (Python "
+                        "rebuilds it from the sealed source)")
+    present = [name for name in every if name not in compiled]
+    listed = {name: digest for name, digest in listed.items() if name not in compiled}
     extra = sorted(set(present) - set(listed))
     if extra:
-        raise _fail(root / extra[0], "not listed in manifest.json (added after the folder was written; compiled "
-                    "Python in __pycache__ would run in place of the exported filter)")
+        raise _fail(root / extra[0], "not listed in manifest.json (added after the folder was written)")
     for name in sorted(set(listed) | set(REQUIRED)):
         file = root / name
         if name not in present or file.is_symlink():
@@ -227,6 +256,13 @@ def _check_export(root: Path, meta: dict) -> None:
 
     Loader.add_multi_constructor("!", lambda loader, suffix, node: loader.construct_scalar(node)
                                  if isinstance(node, yaml.ScalarNode) else None)
+    listing = folder / "micro_docs.json"
+    entries = read_json(listing, MicroFolderError).get("tasks") if listing.exists() else None
+    written = {e.get("micro_task"): {k: e.get(k) for k in ("task", "docs", "n_docs", "include")}
+               for e in entries or [] if isinstance(e, dict)}
+    if tasks and written != {m: {k: info.get(k) for k in ("task", "docs", "n_docs", "include")}
+                             for m, info in tasks.items()}:
+        raise _fail(listing, "does not list the documents micro.json says the micro-benchmark chose")
     found = set()
     for path in sorted(folder.glob("*.yaml")):
         try:
