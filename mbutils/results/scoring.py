@@ -163,7 +163,8 @@ def _log_tasks(folder: MicroFolder, chosen: dict) -> dict[str, tuple[str, dict |
 def _log_table(sample, results: dict | None, model: str, metric: str, micro: bool, log_filter: str | None = None):
     """One samples file's records; documents of a micro task by the original index their filter stamped."""
     from mbutils.data.importers.lm_eval import _delimiter
-    from mbutils.data.importers.samples import _iter_records, _table_from_records
+    from mbutils.data.importers.records import _iter_records
+    from mbutils.data.importers.task_table import _table_from_records
     from mbutils.results.lm_eval_filter import STAMP
 
     index = STAMP if micro else None
@@ -205,7 +206,7 @@ def read_lm_eval(folder: MicroFolder, paths: list[Path], metric: str, log_filter
     exactly once. Anything else is refused with the file named.
     """
     from mbutils.data.importers.lm_eval import _results_for, find_sample_files, model_name_from_results
-    from mbutils.data.importers.samples import _load_json
+    from mbutils.data.importers.records import _load_json
 
     chosen = _chosen_documents(folder)
     named = {name for docs in chosen.values() for name in docs.values()}

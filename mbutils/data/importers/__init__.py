@@ -1,9 +1,10 @@
 """Importers: evaluation logs -> Benchmark, so readers can bring their own results.
 
-``samples`` turns lm-evaluation-harness *samples* records (one per model, task and
-document) into correctness and confidence matrices; ``lm_eval`` reads the harness's
-``--log_samples`` output folders; ``leaderboard`` reads Open LLM Leaderboard v2 details,
-from a local folder or the hub. Both sources share the one ``samples`` code path.
+``samples`` states the format and the options; ``records``, ``task_table`` and ``assemble``
+turn lm-evaluation-harness *samples* records (one per model, task and document) into
+correctness and confidence matrices; ``lm_eval`` reads the harness's ``--log_samples``
+output folders; ``leaderboard`` reads Open LLM Leaderboard v2 details, from a local folder or
+the hub. Both sources share that one code path.
 """
 
 from mbutils.data.importers.leaderboard import (LEADERBOARD_ALIASES, LEADERBOARD_BENCHMARKS, HubSource, LeaderboardBenchmark, LeaderboardSource, LocalSource, details_repo, import_leaderboard, latest_run_files, leaderboard_benchmark, read_model_list)

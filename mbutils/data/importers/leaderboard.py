@@ -10,7 +10,10 @@ from typing import Sequence
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import BundleError
 from mbutils.data.importers.lm_eval import SampleFile, _delimiter, _results_for, parse_samples_name
-from mbutils.data.importers.samples import (DOC_CHECKS, ITEM_POLICIES, LISTED, _assemble, _check_option, _iter_records, _load_json, _progress, _table_from_records)
+from mbutils.data.importers.assemble import _assemble
+from mbutils.data.importers.records import _iter_records, _load_json, _progress
+from mbutils.data.importers.samples import DOC_CHECKS, ITEM_POLICIES, LISTED, _check_option
+from mbutils.data.importers.task_table import _table_from_records
 
 
 @dataclass(frozen=True)

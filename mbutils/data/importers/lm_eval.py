@@ -1,5 +1,5 @@
 """lm-evaluation-harness output folders (``--log_samples``) -> Benchmark: find the samples files,
-name each model, keep the latest run, and assemble them with :mod:`mbutils.data.importers.samples`."""
+name each model, keep the latest run, and assemble them with :mod:`mbutils.data.importers.assemble`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,11 @@ from typing import Sequence
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import BundleError
-from mbutils.data.importers.samples import (DOC_CHECKS, ITEM_POLICIES, MODEL_ARG_KEYS, RESULTS_RE, SAMPLES_RE, _assemble, _check_option, _iter_records, _load_json, _progress, _table_from_records)
+from mbutils.data.importers.assemble import _assemble
+from mbutils.data.importers.records import _iter_records, _load_json, _progress
+from mbutils.data.importers.samples import (DOC_CHECKS, ITEM_POLICIES, MODEL_ARG_KEYS, RESULTS_RE, SAMPLES_RE,
+                                            _check_option)
+from mbutils.data.importers.task_table import _table_from_records
 
 
 @dataclass(frozen=True)
