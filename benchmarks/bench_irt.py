@@ -17,7 +17,7 @@ import numpy as np
 
 from mbutils.methods.irt import IRTModel
 from mbutils.methods.selectors import make_selector
-from mbutils.methods.selectors import tinybench
+from mbutils.methods.selectors import tiny_estimators
 from mbutils.methods.selectors.base import SourceData
 
 FAMILY = ["tinybenchmarks", "tinybenchmarks_irt", "tinybenchmarks_pirt", "tinybenchmarks_gpirt"]
@@ -81,7 +81,7 @@ def bench_family(sources, targets, sizes) -> None:
             print(" " * 25 + "MAE by size: " + ", ".join(
                 f"{k}:{e:.4f}" for k, e in zip(sizes, errors)))
     bias, variance = selectors[-1].gp_stats(prepared)
-    lams = [tinybench.gp_lambda(bias, variance, k, selectors[-1].variance_factor) for k in sizes]
+    lams = [tiny_estimators.gp_lambda(bias, variance, k, selectors[-1].variance_factor) for k in sizes]
     print(f"  gp-IRT: held-out IRT error B={bias:.4f}, item variance V={variance:.4f}, "
           "lambda by size: " + ", ".join(f"{k}:{lam:.2f}" for k, lam in zip(sizes, lams)))
     print(f"whole family ({len(FAMILY)} selectors x {len(sizes)} sizes, {len(targets)} targets): "

@@ -10,7 +10,9 @@ from mbutils.base.errors import SelectorError
 from mbutils.methods.irt import map_abilities, sigmoid
 from mbutils.methods.selectors import make_selector
 from mbutils.methods.selectors.base import MicroBenchmark, SourceData
-from mbutils.methods.selectors.tinybench import (IRTMicroBenchmark, TinyBenchmarks, TinyBenchmarksGPIRT, TinyBenchmarksIRT, TinyBenchmarksPIRT, _distinct_nearest, gp_lambda)
+from mbutils.methods.selectors.tinybench import (TinyBenchmarks, TinyBenchmarksGPIRT, TinyBenchmarksIRT, TinyBenchmarksPIRT,
+                                                 _distinct_nearest)
+from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark, gp_lambda
 
 FAMILY = {
     "tinybenchmarks": TinyBenchmarks,

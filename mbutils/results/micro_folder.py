@@ -32,7 +32,7 @@ from mbutils.base.jsonfiles import read_json
 from mbutils.base.tables import csv_safe, read_csv_table
 from mbutils.base.fingerprint import code_fingerprint
 from mbutils.methods.selectors.base import MicroBenchmark
-from mbutils.methods.selectors.tinybench import IRTMicroBenchmark
+from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark
 from mbutils.results.lm_eval_task import NotDocuments, write_lm_eval_tasks
 from mbutils.results.microbench import BuiltMicro
 

@@ -31,7 +31,7 @@ from mbutils.methods.protocol import Protocol, fit_to_pool
 from mbutils.methods.runs import seeded_choices, single_threaded, source_data
 from mbutils.methods.selectors.base import MicroBenchmark, Selector
 from mbutils.methods.selectors.spec import as_selector, selector_label
-from mbutils.methods.selectors.tinybench import IRTMicroBenchmark
+from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark
 
 #: Fewer protocol runs than this make a card's MDAD and interval unreliable: the card says so.
 FEW_RUNS = 10
