@@ -5,8 +5,10 @@ The jobs live in their own modules — :mod:`mbutils.book.profiles` (how much a 
 experiment), :mod:`mbutils.book.display` (notes, figures, tables, glue),
 :mod:`mbutils.book.numbering` (figure and table numbers) and :mod:`mbutils.results.reports`
 (the analysis tables) — and this package re-exports the names the chapters use, so a chapter
-reads ``book.configure(...)``, ``book.show(...)``, ``book.mdad_wide(...)``; anything else is
-imported from its module. Building and publishing the book (run-chapter, the Sphinx hook,
+reads ``book.configure(...)``, ``book.show(...)``, ``book.mdad_wide(...)``, and the figures
+as ``book.plots``. Chapters import nothing else of the package but its public names
+(``mbutils.__all__``): ``tests/test_chapter_api.py`` checks it. Building and publishing the book
+(run-chapter, the Sphinx hook,
 the copies, the PDF) is the layer above, :mod:`mbutils.build`.
 
 Names are imported on first use, so ``import mbutils.book.profiles`` (which run-chapter
@@ -18,24 +20,59 @@ from __future__ import annotations
 #: module -> the names a chapter reads from it as ``book.<name>`` (each name once)
 _MODULES = {
     'mbutils.base.errors': ('MbutilsError',),
+    'mbutils.base.names': ('label', 'target_set_label'),
     'mbutils.data.datasets': ('resolve_data',),
+    'mbutils.data.datapath': ('describe_data_path',),
+    'mbutils.data.synthetic': ('compare_to_reference',),
     'mbutils.methods.selectors': ('needs_sources',),
+    'mbutils.methods.selectors.tinybench': ('gp_lambda',),
     'mbutils.book.profiles': ('PAPER_SELECTORS', 'default_jobs', 'selector_stand_in', 'held_out_plan'),
     'mbutils.book.params': ('int_list', 'name_list'),
     'mbutils.book.numbering': ('chapter', 'not_shown'),
     'mbutils.book.display': ('claim_note', 'glue_claim', 'note', 'show', 'table', 'download', 'glue',
                              'settings_list', 'settings_caption'),
     'mbutils.book.setting': ('configure', 'is_book_data', 'pick_data', 'compared_settings', 'picture_run',
-                             'paper_selectors', 'run_view', 'pick', 'target_case_list', 'subtask_setting'),
+                             'run_view', 'pick', 'target_case_list', 'subtask_setting'),
     'mbutils.book.geometry': ('diversity_map', 'item_map', 'anchor_members', 'irt_embedding', 'nearest_anchor'),
+    'mbutils.book.sections': ('sources_sweep', 'in_short'),
+    'mbutils.book.benchmark_page': ('benchmark_setup', 'agreement_by_size', 'metrics_by_size', 'unseen_half',
+                                    'mdad_by_thresholds'),
+    'mbutils.book.versus': ('versus_random',),
+    'mbutils.book.adaptive': ('adaptive_data', 'applicability', 'exposure_table', 'helps_table', 'not_run_reason',
+                              'path_figure', 'path_table', 'stops_helping'),
+    'mbutils.book.exercises': ('plain_stratified_bias', 'random_sampling_error', 'within_stratum_sd',
+                               'neyman_allocation', 'stratified_variance', 'dpp_moments'),
     'mbutils.results.reports': ('subtask_summary', 'worked_example', 'pair_table', 'fmt_points',
                                 'headline_size', 'pair_gaps', 'data_overview', 'missing_report', 'mdad_wide',
-                                'summary_wide', 'threshold_table', 'closer_than_mdad', 'items_needed',
+                                'closer_than_mdad', 'items_needed',
                                 'full_mdad_table', 'full_summary_table', 'largest_subtasks',
                                 'float_gap_bins', 'binning_comparison', 'mdad_variants', 'not_reached_counts'),
+    'mbutils.results.pair_metrics': ('gap_bins', 'pair_agreement'),
+    'mbutils.results.results_table': ('iter_groups',),
+    'mbutils.results.planning': ('size_table',),
+    'mbutils.results.pair_sizes': ('bin_pairs', 'share_reaching', 'size_for_share', 'rule_size'),
+    'mbutils.results.claims': ('best_at_size', 'not_reached', 'tau_from', 'catch_up_paired',
+                               'comparison_records'),
+    'mbutils.results.noise': ('BETTER', 'WITHIN', 'WORSE'),
+    'mbutils.results.calibration': ('calibration_report', 'parse_pairs'),
+    'mbutils.results.coverage': ('coverage_sentence', 'coverage_summary', 'exact_random_coverage',
+                                 'held_out_scores'),
+    'mbutils.results.micro_folder': ('read_micro', 'write_micro'),
+    'mbutils.results.paper_results': ('CONCLUSION_LEVELS', 'PAPER_MODELS', 'compare_conclusions', 'comparison_kind',
+                                      'disagreements', 'display_table', 'estimation_bias', 'estimation_summary',
+                                      'find_folder', 'mdad_at', 'paper_benchmark', 'paper_source_count',
+                                      'pick_profile', 'random_within_ci_from', 'side_by_side'),
 }
+#: names whose module's own name would clash with another (a submodule of the book, another
+#: module's function): ``book.<alias>`` -> (module, attribute)
+_ALIASES = {
+    'noise_versus': ('mbutils.results.noise', 'versus'),  # the noise rule per size (book.versus is a module)
+    'claim_versus_random': ('mbutils.results.claims', 'versus_random'),  # the claim, not book.versus_random
+}
+#: the book's sub-namespace a chapter may use as a whole (``from mbutils.book import plots``)
+SUBMODULES = ('plots',)
 #: name -> the module it is read from
-_NAMES = {name: module for module, names in _MODULES.items() for name in names}
+_NAMES = {name: (module, name) for module, names in _MODULES.items() for name in names} | _ALIASES
 
 
 def data_listing():
@@ -49,7 +86,8 @@ def __getattr__(name: str):
     from importlib import import_module
 
     if name in _NAMES:
-        value = getattr(import_module(_NAMES[name]), name)
+        module, attribute = _NAMES[name]
+        value = getattr(import_module(module), attribute)
         globals()[name] = value
         return value
     from importlib.util import find_spec

@@ -260,7 +260,7 @@ def settings_list(settings: dict, title: str) -> str:
     """An admonition listing the data and settings of several experiments."""
     items = []
     for s in settings.values():
-        flag = " <b>(synthetic stand-in: " + html.escape(s.data.reason) + ")</b>" if s.data.kind == "synthetic" else ""
+        flag = " <b>(synthetic stand-in: " + html.escape(s.data.reason) + ")</b>" if s.data.stand_in else ""
         thin = s.thin_pool()
         flag += f" <b>(thin pool: {html.escape(thin)})</b>" if thin else ""
         items.append(f"<li>{html.escape(s.settings_text())}{flag}</li>")

@@ -1,8 +1,8 @@
 """The two sections of a benchmark chapter that are more than "compute, then plot".
 
-A benchmark chapter shows each of its sections as a short visible cell: compute from the
-results table, then one ``cfg.show(plots.…)`` call whose knobs are the chapter's parameters.
-Two sections hold logic a reader need not re-type: the sources sweep (which the pool may not
+A benchmark chapter shows each of its sections as a short visible cell: one call of
+:mod:`mbutils.book.benchmark_page` (or its own computation, then one ``cfg.show(plots.…)``
+call) whose knobs are the chapter's parameters. Two sections hold logic a reader need not re-type: the sources sweep (which the pool may not
 allow, and then says why) and the closing summary (the computed claims about τ and the noise,
 and the headline numbers, glued for the front page). Both keep fixed labels, the same in the four chapters, which their prose cites:
 figure ``sources`` (absent, through :func:`mbutils.book.not_shown`, when the pool allows no

@@ -71,7 +71,7 @@ class Setting:
         """How pages name this benchmark: its title (a reader's own bundle: the bundle's name, so two
         of them stay apart), marked when it is a stand-in."""
         base = self.benchmark.name if self.data.kind == "custom" else self.data.title
-        return base + (" (synthetic)" if self.data.kind == "synthetic" else "")
+        return base + (" (synthetic)" if self.stand_in else "")
 
     @property
     def n_seen(self) -> int:
@@ -124,13 +124,13 @@ class Setting:
         return f"{text.rstrip()} Data and settings: {self.settings_text(**kw)}."
 
     @property
-    def is_stand_in(self) -> bool:
+    def stand_in(self) -> bool:
         """True when the page's data is a synthetic stand-in (its figures get a stamp)."""
-        return self.data.kind == "synthetic"
+        return self.data.stand_in
 
     def show(self, fig, text: str, *, label: str, **caption_kw) -> None:
         """Show ``fig`` numbered, captioned ``text`` plus this page's data and settings."""
-        show(fig, self.caption(text, **caption_kw), stand_in=self.is_stand_in, label=label)
+        show(fig, self.caption(text, **caption_kw), stand_in=self.stand_in, label=label)
 
     def table(self, df, text: str, *, label: str, mdad_columns=(), **caption_kw) -> None:
         """Show ``df`` as a numbered table captioned ``text`` plus this page's data and settings."""
@@ -179,7 +179,7 @@ class Setting:
                  f"<b>Profile:</b> '{self.profile}' ({html.escape(PROFILE_BLURB[self.profile])}); "
                  f"set <code>{PROFILE_ENV}</code> to <code>quick</code>, <code>default</code> or "
                  "<code>paper</code> to change it."]
-        title = "Synthetic data" if d.kind == "synthetic" else "Data and settings"
+        title = "Synthetic data" if d.stand_in else "Data and settings"
         return admonition(title, "<br>".join(x for x in lines if x), kind)
 
 

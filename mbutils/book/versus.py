@@ -21,7 +21,7 @@ def versus_random(settings: dict, method: str, threshold: float = 0.8) -> dict:
     """
     mdads = {s.page_title: metrics.mdad_table(s.results(["random", method]), threshold=threshold)
              for s in settings.values()}
-    stand_ins = [s.page_title for s in settings.values() if s.data.kind == "synthetic"]
+    stand_ins = [s.page_title for s in settings.values() if s.data.stand_in]
     name, context = plots.label(method), settings_caption(settings)
     fig = plots.mdad_panels(mdads)
     show(fig, f"MDAD (points) against k: {name} vs Random, per benchmark (bands: the paper's 95% CI). "

@@ -37,6 +37,11 @@ class DataChoice:
     def title(self) -> str:
         return BENCHMARK_TITLES.get(self.key, self.key)
 
+    @property
+    def stand_in(self) -> bool:
+        """True when this is a synthetic stand-in (simulated models, not real results)."""
+        return self.kind == "synthetic"
+
     def describe(self) -> str:
         b = self.benchmark
         what = {"real": "real results", "synthetic": "SYNTHETIC data (IRT simulator, not real model results)",

@@ -53,7 +53,16 @@ def _check_basis(Q) -> np.ndarray:
 
 
 def inclusion_probabilities(Q) -> np.ndarray:
-    """``P(i in S) = K_ii``: the squared row norms of ``Q`` (they sum to ``k``)."""
+    """``P(i in S) = K_ii``: the squared row norms of ``Q`` (they sum to ``k``).
+
+    Examples
+    --------
+    >>> import numpy as np, mbutils
+    >>> Q = np.linalg.qr(np.random.default_rng(1).normal(size=(5, 2)))[0]
+    >>> p = mbutils.inclusion_probabilities(Q)
+    >>> bool(np.all((0 <= p) & (p <= 1))), round(float(p.sum()), 6)
+    (True, 2.0)
+    """
     Q = _check_basis(Q)
     return np.einsum("ij,ij->i", Q, Q)
 

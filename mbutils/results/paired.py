@@ -139,8 +139,8 @@ def compare_selectors(results: pd.DataFrame, a: str, b: str, *, threshold: float
     >>> bench = mbutils.load_benchmark("synthetic-gpqa")
     >>> protocol = mbutils.Protocol(n_sources=60, n_targets=20, n_runs=5)
     >>> res = mbutils.run_experiment(bench, ["random", "subtask_equal"], [25], protocol, progress=False)
-    >>> table = compare_selectors(res, "random", "subtask_equal", n_boot=200)
-    >>> table[["size", "verdict"]].values.tolist()[0][0], table.loc[0, "low"] <= table.loc[0, "high"]
+    >>> table = mbutils.compare_selectors(res, "random", "subtask_equal", n_boot=200)
+    >>> int(table.loc[0, "size"]), bool(table.loc[0, "low"] <= table.loc[0, "high"])
     (25, True)
     """
     threshold = check_number(threshold, "threshold", ResultsError, low=0, high=1, low_open=True)

@@ -55,6 +55,15 @@ def predicted_curve(data, sizes, *, truth: str = "seen", pairs: str = "all",
     ``kind = "predicted"``; ``n_pairs`` counts the population's (pair, split) instances.
     ``data``: a Benchmark, a 0/1 matrix or a :class:`PairPopulation` (then ``truth``,
     ``pairs`` and ``protocol`` are already fixed by it and ignored here).
+
+    Examples
+    --------
+    >>> import numpy as np, mbutils
+    >>> rng = np.random.default_rng(0)
+    >>> M = (rng.random((8, 200)) < np.linspace(0.3, 0.7, 8)[:, None]).astype(int)  # 8 models x 200 items
+    >>> curve = mbutils.predicted_curve(M, [25])
+    >>> curve.columns.tolist()
+    ['selector', 'size', 'gap', 'agreement', 'n_pairs', 'kind']
     """
     pop = _population(data, truth, pairs, protocol)
     ks = _check_sizes(sizes, pop.n_items)
@@ -75,6 +84,14 @@ def predicted_mdad(data, sizes, *, threshold: float = 0.8, truth: str = "seen",
 
     The number of targets does not enter: with ``pairs="all"`` the prediction is the
     expected curve over target draws, which is the same for any number of targets.
+
+    Examples
+    --------
+    >>> import numpy as np, mbutils
+    >>> rng = np.random.default_rng(0)
+    >>> M = (rng.random((8, 200)) < np.linspace(0.3, 0.7, 8)[:, None]).astype(int)  # 8 models x 200 items
+    >>> mbutils.predicted_mdad(M, [25, 100])[["size", "mdad"]].values.tolist()
+    [[25.0, 13.0], [100.0, 1.0]]
     """
     if not 0 < threshold <= 1:
         raise ProtocolError(f"threshold must be in (0, 1], got {threshold}")
@@ -133,6 +150,14 @@ def required_size(data, gap: float, agreement: float = 0.8, **kwargs) -> int | N
     Keyword arguments are those of :func:`size_curve` but ``sizes``: truth, pairs, protocol,
     bin_width, tie_rule, method. The agreement need not be monotone in k (ties at even k), so
     the sizes are scanned upwards from 1 (in growing blocks) until one reaches the level.
+
+    Examples
+    --------
+    >>> import numpy as np, mbutils
+    >>> rng = np.random.default_rng(0)
+    >>> M = (rng.random((8, 200)) < np.linspace(0.3, 0.7, 8)[:, None]).astype(int)  # 8 models x 200 items
+    >>> mbutils.required_size(M, 10.0)
+    32
     """
     if not 0 < agreement <= 1:
         raise ProtocolError(f"agreement must be in (0, 1], got {agreement}")

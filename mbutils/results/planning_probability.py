@@ -179,6 +179,16 @@ def agreement_probability(a, b, n_items, k, method: str = "auto"):
     ``a``/``b``: items only model A / only model B gets right (array-like, broadcast).
     A tied pair (a = b) counts with the paper's rule, which in expectation is symmetric:
     P(X > Y). Returns a float for scalar input, else an array of the broadcast shape.
+
+    Examples
+    --------
+    A pair three items apart on 100 items (A alone gets 3 right, B alone 1), by 25 and 50 items:
+
+    >>> import mbutils
+    >>> round(mbutils.agreement_probability(3, 1, 100, 25), 3)
+    0.476
+    >>> mbutils.agreement_probability(3, 1, 100, [25, 50]).round(3)
+    array([0.476, 0.687])
     """
     a, b, n, k = (_as_counts(label, v) for label, v in
                   (("a", a), ("b", b), ("n_items", n_items), ("k", k)))

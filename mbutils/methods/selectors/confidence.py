@@ -118,6 +118,14 @@ def proportional_allocation(k: int, sizes, rng: np.random.Generator) -> np.ndarr
     largest remainders, ties broken uniformly at random with ``rng``. Each count is
     within one of its quota k N_h / N and never exceeds N_h (a stratum whose quota is
     whole has remainder zero, and at least r + 1 strata have a positive remainder).
+
+    Examples
+    --------
+    Five items for strata of 6, 3 and 1 items (quotas 3, 1.5 and 0.5):
+
+    >>> import numpy as np, mbutils
+    >>> mbutils.proportional_allocation(5, [6, 3, 1], np.random.default_rng(0))
+    array([3, 1, 1])
     """
     sizes = np.asarray(sizes)
     if sizes.ndim != 1 or sizes.size == 0 or (sizes < 0).any() or not np.all(sizes == np.round(sizes)):
