@@ -15,7 +15,7 @@ import tracemalloc
 
 import numpy as np
 
-from mbutils.methods.irt import IRTModel
+from mbutils.methods.irt_fit import IRTModel
 from mbutils.methods.selectors import make_selector
 from mbutils.methods.selectors import tiny_estimators
 from mbutils.methods.selectors.base import SourceData

@@ -13,7 +13,7 @@ import mbutils
 from mbutils import AnchorPoints, MicroBenchmark, Protocol, Selector, make_selector, run_experiment
 from mbutils.base.errors import SelectorError
 from mbutils.methods.experiment import cache_path
-from mbutils.methods.irt import IRTModel
+from mbutils.methods.irt_fit import IRTModel
 from mbutils.base.provenance import records
 from mbutils.methods.runs import run_data, seeded_choices
 from mbutils.methods.selectors import TinyBenchmarks, resolve_selectors, selector_label

@@ -8,7 +8,8 @@ from scipy.optimize import minimize
 
 from scipy.special import expit
 
-from mbutils.methods.irt import IRTError, IRTModel, _cell_terms, map_abilities, sigmoid
+from mbutils.methods.irt import IRTError, _cell_terms, map_abilities, sigmoid
+from mbutils.methods.irt_fit import IRTModel
 
 
 def planted(n_models, n_items, dims, seed, a_sd=0.5):

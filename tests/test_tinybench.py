@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mbutils.methods.irt import IRTModel
+from mbutils.methods.irt_fit import IRTModel
 from mbutils.base.errors import SelectorError
 from mbutils.methods.irt import map_abilities, sigmoid
 from mbutils.methods.selectors import make_selector

@@ -46,7 +46,8 @@ import numpy as np
 
 from mbutils.methods.cat import CRITERIA, AdaptiveTests, CATPath
 from mbutils.base.errors import SelectorError
-from mbutils.methods.irt import IRTError, IRTModel, sigmoid
+from mbutils.methods.irt import IRTError, sigmoid
+from mbutils.methods.irt_fit import IRTModel
 from mbutils.methods.protocol import rng_for
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
 from mbutils.base.validation import Integer, OneOf
@@ -187,7 +188,7 @@ class AdaptiveFisher(Selector):
     newton_steps : int, default 2
         Newton steps of the running MAP ability after each answer (the final ability is the
         exact MAP).
-    irt : mbutils.methods.irt.IRTModel, optional
+    irt : mbutils.methods.irt_fit.IRTModel, optional
         The unfitted IRT model of the sources' fit, as in :class:`TinyBenchmarks`.
 
     Examples

@@ -1,6 +1,6 @@
 """tinyBenchmarks (Polo et al. 2024): anchors from k-means on IRT item embeddings.
 
-``prepare`` fits a D-dimensional 2PL IRT model (:mod:`mbutils.methods.irt`) to the sources'
+``prepare`` fits a D-dimensional 2PL IRT model (:mod:`mbutils.methods.irt_fit`) to the sources'
 0/1 matrix on the seen items, once per run, and embeds every item as ``[a_j, b_j]``.
 ``select(k)`` runs seeded k-means with ``k`` clusters on the embeddings and takes as
 anchor the item nearest each centroid; the weight of an anchor is its cluster's share
@@ -35,7 +35,8 @@ import numpy as np
 
 from mbutils.base.errors import SelectorError
 from mbutils.methods.kmeans import kmeans
-from mbutils.methods.irt import IRTError, IRTModel, single_threaded
+from mbutils.methods.irt import IRTError, single_threaded
+from mbutils.methods.irt_fit import IRTModel
 from mbutils.base.validation import Integer, Real
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
 from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark, gp_lambda
@@ -131,7 +132,7 @@ class TinyBenchmarks(Selector):
 
     Parameters
     ----------
-    irt : mbutils.methods.irt.IRTModel, optional
+    irt : mbutils.methods.irt_fit.IRTModel, optional
         The unfitted IRT model whose hyper-parameters the sources' fit uses (dimensions,
         prior standard deviations, iterations, tolerance); None: ``IRTModel()``, the
         reference's 10 dimensions. Reach its parameters as ``irt__<name>``
