@@ -58,7 +58,14 @@ def single_threaded():
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
-    """Logistic function (``scipy.special.expit``: no overflow warnings)."""
+    """Logistic function (``scipy.special.expit``: no overflow warnings).
+
+    Examples
+    --------
+    >>> import numpy as np, mbutils
+    >>> mbutils.sigmoid(np.array([-2.0, 0.0, 2.0])).round(3)
+    array([0.119, 0.5  , 0.881])
+    """
     return expit(z)
 
 
@@ -163,6 +170,16 @@ def map_abilities(Y, a: np.ndarray, b: np.ndarray, prior_sd: float = 1.0,
     ``Y`` is models x items (0/1, NaN = not asked); all models are solved at once by
     batched Newton steps with step halving (the posterior is strictly log-concave, so
     this converges to the unique mode). Returns models x D.
+
+    Examples
+    --------
+    Two models answer three one-dimensional items of difficulty -1, 0 and 1:
+
+    >>> import numpy as np, mbutils
+    >>> Y = np.array([[1, 1, 0], [1, 0, 0]], dtype=float)
+    >>> mbutils.map_abilities(Y, np.ones((3, 1)), np.array([-1.0, 0.0, 1.0])).round(3)
+    array([[ 0.305],
+           [-0.305]])
     """
     with single_threaded():
         return _map_abilities(Y, a, b, prior_sd, max_iter, tol)
