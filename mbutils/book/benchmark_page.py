@@ -31,16 +31,15 @@ def benchmark_setup(data, *, sizes=None, runs=None, sources=None, targets=None, 
     return cfg, selectors, cfg.results(selectors)
 
 
-def agreement_by_size(cfg: Setting, res, mdad, *, threshold: float, bin_width: float):
+def agreement_by_size(cfg: Setting, res, mdad, *, threshold: float, bin_width: float) -> None:
     """Figure ``agreement``: one panel per size, mean pairwise agreement against the true gap in
-    bins of ``bin_width`` points, dotted at each method's MDAD. Returns the curve table."""
+    bins of ``bin_width`` points, dotted at each method's MDAD."""
     from mbutils.book import plots
 
     curve = agreement_curve(res, bin_width=bin_width)
     cfg.show(plots.agreement_curves(curve, mdad=mdad, threshold=threshold),
              f"Mean pairwise agreement against the true accuracy gap ({bin_width:g}-point bins) per size; "
              f"dashed: the {threshold:g} threshold, dotted: MDAD.", label="agreement")
-    return curve
 
 
 def metrics_by_size(cfg: Setting, mdad, summary, *, threshold: float) -> None:
