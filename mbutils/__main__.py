@@ -1,3 +1,5 @@
+"""`python -m mbutils`: the command line, run as a module."""
+
 import sys
 
 from mbutils.cli import main

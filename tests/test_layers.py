@@ -170,3 +170,17 @@ def test_the_book_facade_is_what_the_chapters_call():
     assert all(getattr(book, name) is not None for name in used)
     rank = {name: i for i, (name, _) in enumerate(LAYERS)}
     assert rank["book"] < rank["build"] < rank["interface"]
+
+
+def test_every_module_is_small_and_names_its_one_job():
+    """No module of the package over 500 lines; each opens with a docstring whose first line says its job."""
+    long, silent = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = path.read_text()
+        if len(source.splitlines()) > 500:
+            long.append(f"{path.relative_to(PACKAGE)} ({len(source.splitlines())} lines)")
+        doc = ast.get_docstring(ast.parse(source))
+        if not doc or len(doc.splitlines()[0].split()) < 4:
+            silent.append(str(path.relative_to(PACKAGE)))
+    assert not long, f"modules over 500 lines: {long}"
+    assert not silent, f"modules without a docstring naming their job: {silent}"
