@@ -190,7 +190,7 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     ("test_chapters.py", "test_benchmark_claims_follow_the_chapters_results"): {"book"},
     ("test_chapters.py", "test_synthetic_data_is_announced_on_the_page"): {"book"},
     # starts a kernel for the guidance chapter, which fails in its data cell (7 s)
-    ("test_chapters.py", "test_run_chapter_failure_names_the_cell_and_writes_nothing"): {"book"},
+    ("test_chapters.py", "test_run_chapter_failure_names_the_cell_and_keeps_only_the_failed_notebook"): {"book"},
     # a copy of the repository runs three benchmark chapters and the replication chapter with
     # run-chapter (module fixture, 92 s; a niced background batch); another copy builds the front
     # page and the BBH chapter with jupyter-book (48 s). The module's two other tests (the copy, its

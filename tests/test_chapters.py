@@ -435,11 +435,11 @@ def test_run_chapter_refuses_unknown_chapters_and_parameters(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_run_chapter_failure_names_the_cell_and_writes_nothing(tmp_path):
+def test_run_chapter_failure_names_the_cell_and_keeps_only_the_failed_notebook(tmp_path):
     with pytest.raises(ChapterError, match=r"chapter 'guidance' failed: cell \[\d+\] raised BundleError: "
-                                           r"no bundle named 'no-such-bundle'"):
+                                           r"no bundle named 'no-such-bundle'.*guidance.failed.ipynb"):
         run_chapter("guidance", {"data": "no-such-bundle"}, tmp_path / "out")
-    assert [p for p in (tmp_path / "out").iterdir()] == []
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["guidance.failed.ipynb"]
 
 
 def test_parameter_values_are_typed_like_papermill():

@@ -32,7 +32,7 @@ _MODULES = {
     'mbutils.book.display': ('claim_note', 'glue_claim', 'note', 'show', 'table', 'download', 'glue',
                              'settings_list', 'settings_caption'),
     'mbutils.book.setting': ('configure', 'is_book_data', 'pick_data', 'compared_settings', 'picture_run',
-                             'run_view', 'pick', 'target_case_list', 'subtask_setting'),
+                             'run_view', 'pick', 'target_case_list', 'subtask_setting', 'stand_in_banner'),
     'mbutils.book.geometry': ('diversity_map', 'item_map', 'anchor_members', 'irt_embedding', 'nearest_anchor'),
     'mbutils.book.sections': ('sources_sweep', 'in_short'),
     'mbutils.book.benchmark_page': ('benchmark_setup', 'agreement_by_size', 'metrics_by_size', 'unseen_half',

@@ -51,9 +51,9 @@ def predicted_curve(data, sizes, *, truth: str = "seen", pairs: str = "all",
                     tie_rule: str = "paper", method: str = "auto") -> pd.DataFrame:
     """Expected agreement per gap bin of random k-subsets, without simulation.
 
-    Same columns as :func:`mbutils.results.metrics.agreement_curve` (selector = "random") plus
+    Same columns as ``mbutils.agreement_curve`` (selector = "random") plus
     ``kind = "predicted"``; ``n_pairs`` counts the population's (pair, split) instances.
-    ``data``: a Benchmark, a 0/1 matrix or a :class:`PairPopulation` (then ``truth``,
+    ``data``: a Benchmark, a 0/1 matrix or a ``PairPopulation`` (then ``truth``,
     ``pairs`` and ``protocol`` are already fixed by it and ignored here).
 
     Examples
@@ -147,7 +147,7 @@ def required_size(data, gap: float, agreement: float = 0.8, **kwargs) -> int | N
     """Smallest k whose random subsets rank the pairs of ``gap``'s bin correctly with
     expected rate >= ``agreement`` (so k - 1 falls short); None if no k <= N reaches it.
 
-    Keyword arguments are those of :func:`size_curve` but ``sizes``: truth, pairs, protocol,
+    Keyword arguments are those of ``size_curve`` but ``sizes``: truth, pairs, protocol,
     bin_width, tie_rule, method. The agreement need not be monotone in k (ties at even k), so
     the sizes are scanned upwards from 1 (in growing blocks) until one reaches the level.
 
@@ -172,7 +172,7 @@ def required_size(data, gap: float, agreement: float = 0.8, **kwargs) -> int | N
 def size_table(data, gaps, agreements=(0.7, 0.8, 0.9), **kwargs) -> pd.DataFrame:
     """Required size for every gap x agreement level (for a read-off figure); NaN = not reached.
 
-    Keyword arguments: truth, pairs, protocol (as :func:`size_curve`), bin_width, tie_rule, method."""
+    Keyword arguments: truth, pairs, protocol (as ``size_curve``), bin_width, tie_rule, method."""
     pop = _population(data, kwargs.pop("truth", "seen"), kwargs.pop("pairs", "all"),
                       kwargs.pop("protocol", None))
     bin_width, tie_rule = kwargs.get("bin_width", 0.5), kwargs.get("tie_rule", "paper")
@@ -194,7 +194,7 @@ def _first_reaching(pop: PairPopulation, keep: np.ndarray, levels: np.ndarray, m
     """Smallest size k (1..N) at which the ``keep`` pairs' expected agreement reaches each level; 0 where
     none does.
 
-    The same sizes as scanning the whole curve of :func:`size_curve` (agreement need not rise with every
+    The same sizes as scanning the whole curve of ``size_curve`` (agreement need not rise with every
     k), but the sizes are scanned in blocks of growing length that stop once every level is reached, so
     a level reached at k computes about 2k sizes instead of N."""
     found = np.zeros(len(levels), dtype=np.int64)
