@@ -9,14 +9,12 @@ from __future__ import annotations
 import csv
 import dataclasses
 import hashlib
-import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
@@ -27,23 +25,13 @@ import pytest
 import yaml
 
 from helpers import random_benchmark
-from mbutils.cli import main
+from test_hardening import run  # noqa: F401  (one runner of the command line for the hostile suites)
 from mbutils.data.bundle import save_bundle
 
 REPO = Path(__file__).resolve().parents[1]
 STAMP = "2026-01-01T00-00-00"
 BREAKS = ["\u2028", "\u2029", "\x85", "\n", "\r", "\x0b", "\x0c"]
 ALLOWED_KEYS = {"include", "task", "process_docs"}
-
-
-def run(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as exit:
-            code = exit.code
-    return code, out.getvalue(), err.getvalue()
 
 
 _BASE: list[str] = []  # pytest's base temporary folder

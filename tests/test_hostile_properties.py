@@ -27,10 +27,8 @@ from mbutils.base.errors import MbutilsError
 from mbutils.data.bundle import validate_bundle
 from mbutils.results import lm_eval_filter
 from mbutils.results.lm_eval_task import write_lm_eval_tasks
-from test_hostile_micro import (ALLOWED_KEYS, _Loader, build, experiment, gpqa, micro, named_bench,  # noqa: F401
-                                record, refused, results, run, write_bundle, write_log)
-
-from mbutils.data.bundle import save_bundle
+from test_hostile_micro import (ALLOWED_KEYS, _Loader, build, gpqa, micro, record, refused,  # noqa: F401 (fixtures)
+                                results, run, write_bundle, write_log)
 
 HOSTILE = ["\u2028", "\u2029", "\x85", "\n", "\r", "\x00", "\x1b", "\u202e", "\u2066", "\u200f", "\ufeff", "\t",
            "/", "\\", "..", ":", " ", "'", '"', "#", "!", "&", "*", "{", "}", "[", "]", "-", "_", ".", "é", "名"]

@@ -6,20 +6,11 @@ import json
 
 import pytest
 
+from helpers import MYST_FRONT_MATTER
 from mbutils.base.errors import ChapterError
 from mbutils.build.chapters import run_chapter
 
-PAGE = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+PAGE = MYST_FRONT_MATTER + """
 # A page that fails
 
 ```{code-cell}
