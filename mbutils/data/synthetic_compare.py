@@ -56,7 +56,7 @@ def split_half_reliability(matrix: np.ndarray, rng: np.random.Generator, n_split
 
 
 def ks_distance(x: np.ndarray, y: np.ndarray) -> float:
-    """Two-sample Kolmogorov-Smirnov distance (sup |F_x - F_y|).
+    """Two-sample Kolmogorov-Smirnov distance: the largest gap ``sup |F_x - F_y|`` of the two empirical CDFs.
 
     Examples
     --------
