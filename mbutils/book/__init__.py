@@ -52,7 +52,7 @@ _MODULES = {
     'mbutils.results.planning': ('size_table',),
     'mbutils.results.pair_sizes': ('bin_pairs', 'share_reaching', 'size_for_share', 'rule_size'),
     'mbutils.results.claims': ('best_at_size', 'not_reached', 'tau_from', 'catch_up_paired',
-                               'comparison_records'),
+                               'comparison_records', 'versus_random_paired'),
     'mbutils.results.noise': ('BETTER', 'WITHIN', 'WORSE'),
     'mbutils.results.calibration': ('calibration_report', 'parse_pairs'),
     'mbutils.results.coverage': ('coverage_sentence', 'coverage_summary', 'exact_random_coverage',
@@ -67,7 +67,6 @@ _MODULES = {
 #: module's function): ``book.<alias>`` -> (module, attribute)
 _ALIASES = {
     'noise_versus': ('mbutils.results.noise', 'versus'),  # the noise rule per size (book.versus is a module)
-    'claim_versus_random': ('mbutils.results.claims', 'versus_random'),  # the claim, not book.versus_random
 }
 #: the book's sub-namespace a chapter may use as a whole (``from mbutils.book import plots``)
 SUBMODULES = ('plots',)
