@@ -55,7 +55,7 @@ _PUBLIC = {
     "ks_distance": ("data.synthetic_compare", "ks_distance"),
     "split_half_reliability": ("data.synthetic_compare", "split_half_reliability"),
 }
-_SELECTOR_CLASSES = ("RandomSelector", "SubtaskEqualSelector", "SubtaskProportionalSelector", "ConfidenceStratified",
+_SELECTOR_CLASSES = ("RandomSampling", "SubtaskEqual", "SubtaskProportional", "ConfidenceStratified",
                      "Diversity", "DiversityWeighted", "AnchorPoints", "AnchorPointsBinary", "TinyBenchmarks",
                      "TinyBenchmarksIRT", "TinyBenchmarksPIRT", "TinyBenchmarksGPIRT", "AdaptiveFisher",
                      "AdaptiveRandomesque", "AdaptivePIRT")
@@ -64,7 +64,16 @@ _PUBLIC.update({name: ("methods.selectors", name) for name in _SELECTOR_CLASSES}
 __all__ = ["Benchmark", "__version__", *_PUBLIC]
 
 
+#: Names retired for one release (see mbutils.base.vocabulary): served with a FutureWarning.
+_RETIRED = {"RandomSelector": "RandomSampling", "SubtaskEqualSelector": "SubtaskEqual",
+            "SubtaskProportionalSelector": "SubtaskProportional"}
+
+
 def __getattr__(name: str):
+    if name in _RETIRED:
+        from mbutils.base.vocabulary import retired_names
+
+        return retired_names(__name__, _RETIRED, __getattr__)(name)
     if name in _PUBLIC:
         from importlib import import_module
 

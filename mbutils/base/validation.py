@@ -94,8 +94,9 @@ def unsafe_names(names) -> np.ndarray:
 
 # ---------------------------------------------------------------- declared constraints
 # A selector (or any estimator-like object) declares ``parameter_constraints = {name: constraint}``
-# and validates them when it starts work (scikit-learn's "``__init__`` stores, ``fit`` checks");
-# each constraint returns the value in its canonical type, with the wording of the checks above.
+# and validates them when it starts work (scikit-learn's "``__init__`` stores, ``fit`` checks").
+# Validation only reads: a value is accepted as it is (an integer parameter wants an int, not 5.0) or
+# refused, with the wording of the checks above; nothing is converted or stored back.
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,10 @@ class Integer:
     high: int | None = None
 
     def check(self, value, what: str, error: type[MbutilsError]) -> int:
+        if isinstance(value, (float, np.floating)) and math.isfinite(value) and value == int(value):
+            raise error(f"{what} must be an integer: write {int(value)}, not {value!r}")
+        if isinstance(value, np.integer):
+            value = int(value)
         return check_int(value, what, error, low=self.low, high=self.high)
 
 
@@ -134,6 +139,6 @@ class Boolean:
 
 
 def validate_constraints(owner, constraints: dict, prefix: str, error: type[MbutilsError]) -> None:
-    """Check every declared parameter of ``owner`` and store it back in its canonical type."""
+    """Check every declared parameter of ``owner``; never changes it (a bad value raises ``error``)."""
     for name, constraint in constraints.items():
-        setattr(owner, name, constraint.check(getattr(owner, name), f"{prefix}{name}", error))
+        constraint.check(getattr(owner, name), f"{prefix}{name}", error)

@@ -88,6 +88,27 @@ class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescription
     """Every option's help ends with its default; descriptions keep their line breaks."""
 
 
+class _RetiredOption(argparse.Action):
+    """A retired option name (see mbutils.base.vocabulary): still works for one release, and says so."""
+
+    def __init__(self, option_strings, dest, new: str = "", **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from mbutils.base.vocabulary import REMOVED_IN
+
+        print(f"warning: {option_string} is renamed {self.new}; the old name stops working in mbutils {REMOVED_IN}",
+              file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_retired_option(p, old: str, new: str, **kwargs) -> None:
+    """Accept ``old`` as ``new`` (same type and destination), hidden from --help, with a warning on use."""
+    p.add_argument(old, action=_RetiredOption, new=new, dest=new.lstrip("-").replace("-", "_"),
+                   help=argparse.SUPPRESS, **kwargs)
+
+
 def _add_protocol(p, what: str = "the experiment") -> None:
     p.add_argument("--runs", type=count("runs", high=MAX_RUNS), default=50, help=f"runs of {what}")
     p.add_argument("--sources", type=count("sources"), default=300, help="source models per run")

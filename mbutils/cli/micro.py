@@ -12,21 +12,23 @@ from mbutils.base.errors import MbutilsError, ResultsError
 from mbutils.base.tables import mdad_text
 from mbutils.cli.common import (BIN_WIDTH, MAX_RUNS, MISSING_CHOICES, SEED, THRESHOLD, _add_mdad_options,
                                 _add_missing, _add_protocol, _bundle_folder, _check_out, _check_target_set,
-                                _Formatter, _number, _sizes, _whole_results, _workers, _write_table, count, number)
+                                _Formatter, _number, _sizes, _whole_results, _workers, _write_table, add_retired_option,
+                                count, number)
 
 
 def _micro_parsers(sub, common) -> None:
     """plan, build-micro, score and audit, in this order (the order of the commands' list)."""
     p = sub.add_parser("plan", parents=[common], formatter_class=_Formatter,
-                       help="how many items random sampling needs for a given gap and agreement")
+                       help="how many items random sampling needs for a given gap and threshold")
     p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
     p.add_argument("--gap", type=number("gap (points)", low=0, high=100, low_open=True), default=None,
                    help="accuracy gap in points (or give --pair)")
     p.add_argument("--pair", nargs=2, metavar=("MODEL_A", "MODEL_B"), default=None,
                    help="one pair of models of the bundle: the power of a random k-item subset to order them "
-                   "(exact), and the smallest k reaching --agreement")
-    p.add_argument("--agreement", type=number("agreement", low=0, high=1, low_open=True), default=0.8,
-                   help="target pairwise agreement, in (0, 1]")
+                   "(exact), and the smallest k reaching --threshold")
+    p.add_argument("--threshold", type=THRESHOLD, default=0.8,
+                   help="pairwise agreement the size must reach, in (0, 1]")
+    add_retired_option(p, "--agreement", "--threshold", type=THRESHOLD)
     p.add_argument("--truth", choices=["seen", "full"], default="seen",
                    help="judge against the seen half (the paper's protocol) or all items")
     p.add_argument("--results", default=None,
@@ -154,7 +156,7 @@ def cmd_plan(args) -> int:
         raise ResultsError("--results is empty; give a results file (.parquet or .csv), or leave the option out")
     bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
     if args.pair is not None:
-        power = pair_power(bench, args.pair[0], args.pair[1], sizes=args.sizes, agreement=args.agreement)
+        power = pair_power(bench, args.pair[0], args.pair[1], sizes=args.sizes, threshold=args.threshold)
         sys.stdout.write(format_pair_power(power, args.sizes))
         return 0
     if not args.sizes:  # the cached experiments looked up: the default sizes that fit this bundle
@@ -166,7 +168,7 @@ def cmd_plan(args) -> int:
         results = _results_of(bench, args.results, args)
     else:
         results = cached_results(bench, args.sizes, protocol)
-    plan = plan_table(bench, args.gap, args.agreement, results, truth=args.truth, protocol=protocol,
+    plan = plan_table(bench, args.gap, args.threshold, results, truth=args.truth, protocol=protocol,
                       bin_width=args.bin_width, tie_rule=args.tie_rule)
     sys.stdout.write(format_plan(plan))
     if results is None:

@@ -65,10 +65,10 @@ def seeded_choices(selector: Selector, source: SourceData, sizes: Sequence[int],
     Examples
     --------
     >>> from mbutils import Protocol, load_benchmark
-    >>> from mbutils.methods.selectors import RandomSelector
+    >>> from mbutils.methods.selectors import RandomSampling
     >>> bench = load_benchmark("synthetic-gpqa")
     >>> _, source = run_data(bench, Protocol(n_sources=60, n_targets=12, n_runs=1), 0)
-    >>> _, chosen = seeded_choices(RandomSelector(), source, [10, 25], seed=0, run=0)
+    >>> _, chosen = seeded_choices(RandomSampling(), source, [10, 25], seed=0, run=0)
     >>> [m.size for m in chosen.values()]
     [10, 25]
     """

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.errors import ProtocolError, SelectorError
+from mbutils.base.vocabulary import renamed_keywords
 from mbutils.data.benchmark import Benchmark
 from mbutils.methods.protocol import Protocol, fit_to_pool
 from mbutils.methods.runs import seeded_choices, single_threaded, source_data
@@ -81,9 +82,9 @@ class BuiltMicro:
 
 def interval_kind(selector: Selector) -> str:
     """Exact hypergeometric for uniform random sampling's plain mean, empirical otherwise."""
-    from mbutils.methods.selectors.random_sampling import RandomSelector
+    from mbutils.methods.selectors.random_sampling import RandomSampling
 
-    return "hypergeometric" if type(selector) is RandomSelector else "empirical"
+    return "hypergeometric" if type(selector) is RandomSampling else "empirical"
 
 
 def _choose(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed: int) -> MicroBenchmark:
@@ -185,13 +186,14 @@ def reliability_card(selector: Selector, pool: Benchmark, k: int, *, runs: int, 
                 protocol=protocol.as_dict(), note=note)
 
 
-def build_micro(bench: Benchmark, selector, k: int, *, seed: int = 0, exclude=None, runs: int = 20,
+@renamed_keywords(bench="benchmark")
+def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclude=None, runs: int = 20,
                 threshold: float = 0.8, folds: int = 10, jobs: int = 1, progress: bool = False) -> BuiltMicro:
     """Choose a k-item micro-benchmark on the pool and compute its calibration and reliability card.
 
     Parameters
     ----------
-    bench : Benchmark
+    benchmark : Benchmark
         The full benchmark.
     selector : str or Selector
         A registered name or a selector object (adaptive selectors are refused).
@@ -220,8 +222,8 @@ def build_micro(bench: Benchmark, selector, k: int, *, seed: int = 0, exclude=No
     Examples
     --------
     >>> from mbutils import load_benchmark
-    >>> bench = load_benchmark("synthetic-gpqa")
-    >>> built = build_micro(bench, "random", 20, exclude=list(bench.models[:5]), runs=2)
+    >>> benchmark = load_benchmark("synthetic-gpqa")
+    >>> built = build_micro(benchmark, "random", 20, exclude=list(benchmark.models[:5]), runs=2)
     >>> built.k, built.interval, len(built.pool), built.card.protocol["n_runs"]
     (20, 'hypergeometric', 415, 2)
     """
@@ -229,26 +231,26 @@ def build_micro(bench: Benchmark, selector, k: int, *, seed: int = 0, exclude=No
 
     selector = as_selector(selector)
     selector.validate_params()
-    k = check_int(k, "k", SelectorError, low=1, high=bench.n_items)
+    k = check_int(k, "k", SelectorError, low=1, high=benchmark.n_items)
     seed = check_int(seed, "seed", ProtocolError, low=0)
     runs = check_int(runs, "runs", ProtocolError, low=1)
     threshold = check_number(threshold, "threshold", ProtocolError, low=0, high=1, low_open=True)
-    rows, excluded = _pool(bench, exclude)
+    rows, excluded = _pool(benchmark, exclude)
     if selector.uses_sources and len(rows) < 2:
         raise ProtocolError(f"{selector.name} learns from source models, and the pool has {len(rows)}; "
                             "exclude fewer models")
-    micro = _choose(selector, bench, rows, k, seed)
+    micro = _choose(selector, benchmark, rows, k, seed)
     kind = interval_kind(selector)
-    calibration = calibrate(selector, bench, rows, k, seed, folds) if kind == "empirical" else \
+    calibration = calibrate(selector, benchmark, rows, k, seed, folds) if kind == "empirical" else \
         pd.DataFrame(columns=["model", "fold", "estimate", "truth", "error"])
-    pool = pool_benchmark(bench, rows)
+    pool = pool_benchmark(benchmark, rows)
     card = reliability_card(selector, pool, k, runs=runs, seed=seed, threshold=threshold, jobs=jobs,
                             progress=progress)
-    if micro.reads == "confidence" and bench.confidence is None:
+    if micro.reads == "confidence" and benchmark.confidence is None:
         micro = MicroBenchmark(micro.items, micro.weights, reads="correct")  # what it read: the 0/1 fallback
-    return BuiltMicro(bundle=bench.name, bundle_hash=bench.content_hash, items=bench.items.astype(str),
-                      subtasks=bench.subtasks.astype(str), micro=micro, selector=selector_label(selector),
+    return BuiltMicro(bundle=benchmark.name, bundle_hash=benchmark.content_hash, items=benchmark.items.astype(str),
+                      subtasks=benchmark.subtasks.astype(str), micro=micro, selector=selector_label(selector),
                       selector_class=f"{type(selector).__module__}.{type(selector).__qualname__}",
                       params={key: repr(v) for key, v in selector.get_params(deep=True).items()}, seed=seed,
-                      pool=pd.DataFrame({"model": bench.models[rows].astype(str), "accuracy": bench.accuracy[rows]}),
+                      pool=pd.DataFrame({"model": benchmark.models[rows].astype(str), "accuracy": benchmark.accuracy[rows]}),
                       excluded=excluded, calibration=calibration, card=card, interval=kind)

@@ -25,10 +25,12 @@ from scipy.stats import norm
 
 from mbutils.base.errors import ProtocolError
 from mbutils.base.validation import check_number
+from mbutils.base.vocabulary import renamed_keywords
 from mbutils.results.planning_probability import agreement_probability
 
 
-def rule_size(gap, disagree, n_items: int, agreement: float = 0.8) -> np.ndarray:
+@renamed_keywords(agreement="threshold")
+def rule_size(gap, disagree, n_items: int, threshold: float = 0.8) -> np.ndarray:
     """The normal rule's k (real-valued, finite-population corrected; inf for a tied pair).
 
     ``gap`` and ``disagree`` are fractions (|Δ| and d); vectorised over both.
@@ -38,26 +40,28 @@ def rule_size(gap, disagree, n_items: int, agreement: float = 0.8) -> np.ndarray
     >>> float(rule_size(0.02, 0.30, 448)) < 448
     True
     """
-    agreement = check_number(agreement, "agreement", ProtocolError, low=0.5, high=1, low_open=True, high_open=True)
+    threshold = check_number(threshold, "threshold", ProtocolError, low=0.5, high=1, low_open=True, high_open=True)
     gap, disagree = np.abs(np.asarray(gap, dtype=float)), np.asarray(disagree, dtype=float)
-    z = norm.ppf(agreement)
+    z = norm.ppf(threshold)
     with np.errstate(divide="ignore", invalid="ignore"):
         k0 = z**2 * (disagree - gap**2) / gap**2
         k = n_items * k0 / (k0 + n_items - 1)
     return np.where(gap > 0, k, np.inf)
 
 
-def exact_required(a, b, n_items: int, agreement: float = 0.8) -> np.ndarray:
-    """Per pair, the smallest k whose exact probability of ordering it correctly reaches ``agreement``
+@renamed_keywords(agreement="threshold")
+def exact_required(a, b, n_items: int, threshold: float = 0.8) -> np.ndarray:
+    """Per pair, the smallest k whose exact probability of ordering it correctly reaches ``threshold``
     (every k from 1 to N scanned; N + 1 where none does). ``a``, ``b``: items only A / only B gets right."""
     a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
     ks = np.arange(1, n_items + 1)
     power = np.asarray(agreement_probability(a[:, None], b[:, None], n_items, ks[None, :]), dtype=float)
-    hit = power >= agreement - 1e-12
+    hit = power >= threshold - 1e-12
     return np.where(hit.any(axis=1), hit.argmax(axis=1) + 1, n_items + 1)
 
 
-def bin_pairs(correct: np.ndarray, gap: float, *, bin_width: float = 0.5, agreement: float = 0.8) -> pd.DataFrame:
+@renamed_keywords(agreement="threshold")
+def bin_pairs(correct: np.ndarray, gap: float, *, bin_width: float = 0.5, threshold: float = 0.8) -> pd.DataFrame:
     """Every pair of models whose full-benchmark gap (points) lies in ``[gap, gap + bin_width)``, with its
     counts, its disagreement share, the exact size it needs and the rule's.
 
@@ -76,8 +80,8 @@ def bin_pairs(correct: np.ndarray, gap: float, *, bin_width: float = 0.5, agreem
     hi, lo = np.maximum(a, b), np.minimum(a, b)
     table = pd.DataFrame({"model_a": i, "model_b": j, "a_only": hi, "b_only": lo,
                          "gap": 100.0 * (hi - lo) / n_items, "disagree": (hi + lo) / n_items,
-                         "required": exact_required(hi, lo, n_items, agreement),
-                         "rule": rule_size((hi - lo) / n_items, (hi + lo) / n_items, n_items, agreement)})
+                         "required": exact_required(hi, lo, n_items, threshold),
+                         "rule": rule_size((hi - lo) / n_items, (hi + lo) / n_items, n_items, threshold)})
     table.attrs["n_items"] = n_items
     return table
 

@@ -21,6 +21,7 @@ from mbutils.results.planning_curves import _gap_bin, predicted_mdad, size_curve
 from mbutils.results.planning_population import pair_population
 from mbutils.methods.protocol import Protocol
 from mbutils.base.tables import mdad_text
+from mbutils.base.vocabulary import renamed_keywords, warn_renamed
 
 # Re-exported: the command line and the chapters import these from here.
 from mbutils.results.planning_curves import predicted_curve, required_size, size_table  # noqa: F401  (chapters)
@@ -30,10 +31,10 @@ from mbutils.results.planning_probability import agreement_probability  # noqa: 
 
 @dataclass(frozen=True)
 class Plan:
-    """Answer to "how many items do I need?" for one gap and agreement level (what ``mbutils.plan`` returns)."""
+    """Answer to "how many items do I need?" for one gap and threshold (what ``mbutils.plan`` returns)."""
 
     gap: float
-    agreement: float
+    threshold: float
     gap_low: float
     gap_high: float
     random_size: int | None      # predicted smallest size for random sampling
@@ -42,19 +43,25 @@ class Plan:
     curve: pd.DataFrame          # predicted agreement in the gap's bin vs size
     table: pd.DataFrame          # per selector: size compared, MDAD, random's MDAD, verdict
 
+    @property
+    def agreement(self) -> float:
+        """The retired name of ``threshold`` (warns; see :mod:`mbutils.base.vocabulary`)."""
+        warn_renamed("Plan.agreement", "Plan.threshold")
+        return self.threshold
+
 
 def _compare_selectors(results: pd.DataFrame, random_size: int | None, gap_bin_index: int,
-                       agreement: float, bin_width: float, tie_rule: str,
+                       threshold: float, bin_width: float, tie_rule: str,
                        predicted_random: pd.DataFrame) -> pd.DataFrame:
     """MDAD of every cached selector at the size nearest the random requirement."""
     from mbutils.results.metrics import agreement_curve
 
-    mdads = mdad_table(results, threshold=agreement, bin_width=bin_width, tie_rule=tie_rule)
+    mdads = mdad_table(results, threshold=threshold, bin_width=bin_width, tie_rule=tie_rule)
     curves = agreement_curve(results, bin_width=bin_width, tie_rule=tie_rule)
     sizes = np.sort(mdads["size"].unique())
     target = sizes[-1] if random_size is None or random_size > sizes[-1] else sizes[sizes >= random_size][0]
     in_bin = curves[np.isclose(curves["gap"], gap_bin_index * bin_width)]
-    reach = in_bin[in_bin["agreement"] >= agreement].groupby("selector")["size"].min()
+    reach = in_bin[in_bin["agreement"] >= threshold].groupby("selector")["size"].min()
     random_sim = mdads[(mdads["selector"] == "random")].set_index("size")["mdad"]
     random_pred = predicted_random.set_index("size")["mdad"]
     at = mdads[mdads["size"] == target].copy()
@@ -77,7 +84,8 @@ def _compare_selectors(results: pd.DataFrame, random_size: int | None, gap_bin_i
     return at[cols].sort_values("mdad", na_position="last", kind="stable").reset_index(drop=True)
 
 
-def plan_table(data, gap: float, agreement: float = 0.8, selector_results: pd.DataFrame | None = None,
+@renamed_keywords(data="benchmark", agreement="threshold")
+def plan_table(benchmark, gap: float, threshold: float = 0.8, selector_results: pd.DataFrame | None = None,
                *, truth: str = "seen", protocol: Protocol | None = None, bin_width: float = 0.5,
                tie_rule: str = "paper", method: str = "auto") -> Plan:
     """How many items do you need? The random-subset size that orders pairs ``gap`` points apart reliably.
@@ -86,28 +94,28 @@ def plan_table(data, gap: float, agreement: float = 0.8, selector_results: pd.Da
     models, a uniformly random k-item subset orders them like the N items do with a
     probability that depends only on the items exactly one of them gets right (a
     hypergeometric sum, or its normal approximation for large k). Averaged over the pairs of
-    ``data`` whose gap falls in ``gap``'s bin, this gives the expected agreement for every
-    size k = 1..N; the answer is the smallest k whose agreement reaches ``agreement``.
+    ``benchmark`` whose gap falls in ``gap``'s bin, this gives the expected agreement for every
+    size k = 1..N; the answer is the smallest k whose agreement reaches ``threshold``.
 
     With ``selector_results`` (a results table of this bundle), every selector's MDAD at
-    threshold ``agreement`` is compared with random's at the smallest tested size that is
+    ``threshold`` is compared with random's at the smallest tested size that is
     at least the random requirement (the largest tested size if none is that large), with
     the book's noise rule: a selector beats random only when their 95% intervals are
     disjoint.
 
     Parameters
     ----------
-    data : Benchmark or array_like of shape (n_models, n_items)
+    benchmark : Benchmark or array_like of shape (n_models, n_items)
         The bundle, or a 0/1 models x items matrix (one subtask). Every pair of its models
         (or of ``protocol.target_set``) is in the population averaged over.
     gap : float
         Accuracy gap in points, at least 0. The pairs considered are those in its bin,
         ``[b * bin_width, (b + 1) * bin_width)`` with ``b = floor(gap / bin_width)``; a bin
         without pairs is refused.
-    agreement : float, default 0.8
+    threshold : float, default 0.8
         Share of pairs to be ordered correctly, in (0, 1]: the MDAD threshold.
     selector_results : pandas.DataFrame, optional
-        Results of an experiment on ``data`` (:func:`run_experiment`, with the same
+        Results of an experiment on ``benchmark`` (:func:`run_experiment`, with the same
         ``protocol`` when ``truth="seen"``) whose selectors are compared with random.
     truth : {"seen", "full"}, default "seen"
         What a pair's order and gap are judged on. ``"seen"``: each of the protocol's seen
@@ -131,9 +139,9 @@ def plan_table(data, gap: float, agreement: float = 0.8, selector_results: pd.Da
     Returns
     -------
     Plan
-        A frozen record (``mbutils.results.planning.Plan``) with ``gap``, ``agreement``,
+        A frozen record (``mbutils.results.planning.Plan``) with ``gap``, ``threshold``,
         ``gap_low`` and ``gap_high`` (the bin, points), ``random_size`` (the smallest size
-        reaching ``agreement``; None if no size up to N does), ``n_items`` (N),
+        reaching ``threshold``; None if no size up to N does), ``n_items`` (N),
         ``population`` (which pairs, in words), ``curve`` (a DataFrame: size, agreement,
         n_pairs, gap_low, gap_high for every size 1..N) and ``table`` (one row per selector
         of ``selector_results`` at the compared size: selector, size, mdad, ci_low, ci_high,
@@ -154,9 +162,9 @@ def plan_table(data, gap: float, agreement: float = 0.8, selector_results: pd.Da
     >>> p.curve.columns.tolist()
     ['size', 'agreement', 'n_pairs', 'gap_low', 'gap_high']
     """
-    pop = pair_population(data, truth=truth, pairs="all", protocol=protocol)
+    pop = pair_population(benchmark, truth=truth, pairs="all", protocol=protocol)
     curve = size_curve(pop, gap, bin_width=bin_width, tie_rule=tie_rule, method=method)
-    hit = first_crossing(curve["agreement"].to_numpy()[None, :], agreement)[0]
+    hit = first_crossing(curve["agreement"].to_numpy()[None, :], threshold)[0]
     random_size = int(curve["size"].iloc[hit]) if hit >= 0 else None
     b = _gap_bin(gap, bin_width)
     if selector_results is None:
@@ -165,12 +173,12 @@ def plan_table(data, gap: float, agreement: float = 0.8, selector_results: pd.Da
     else:
         sizes = np.sort(pd.unique(selector_results["size"]).astype(np.int64))
         sizes = sizes[sizes <= pop.n_items]
-        pred = predicted_mdad(pop, sizes, threshold=agreement, bin_width=bin_width,
+        pred = predicted_mdad(pop, sizes, threshold=threshold, bin_width=bin_width,
                               tie_rule=tie_rule, method=method) if len(sizes) else pd.DataFrame(
                                   columns=["size", "mdad"])
-        table = _compare_selectors(selector_results, random_size, b, agreement, bin_width,
+        table = _compare_selectors(selector_results, random_size, b, threshold, bin_width,
                                    tie_rule, pred)
-    return Plan(gap=float(gap), agreement=float(agreement), gap_low=b * bin_width,
+    return Plan(gap=float(gap), threshold=float(threshold), gap_low=b * bin_width,
                 gap_high=(b + 1) * bin_width, random_size=random_size, n_items=pop.n_items,
                 population=pop.description, curve=curve, table=table)
 
@@ -180,7 +188,7 @@ def format_plan(plan: Plan) -> str:
     from mbutils.base.tables import render
 
     lines = [f"Pairs {plan.gap_low:g}-{plan.gap_high:g} accuracy points apart, "
-             f"target agreement {plan.agreement:g} ({plan.population})."]
+             f"target agreement {plan.threshold:g} ({plan.population})."]
     if plan.random_size is None:
         best = plan.curve["agreement"].max()
         lines.append(f"Random sampling never reaches it with up to {plan.n_items} items "
@@ -193,7 +201,7 @@ def format_plan(plan: Plan) -> str:
                      f"{plan.random_size - 1} items: {below:.3f}).")
     if len(plan.table):
         size = int(plan.table["size"].iloc[0])
-        lines.append(f"\nCached experiments at size {size} (MDAD at threshold {plan.agreement:g}, points):")
+        lines.append(f"\nCached experiments at size {size} (MDAD at threshold {plan.threshold:g}, points):")
         shown = plan.table.copy()
         shown["random_mdad"] = shown["random_mdad"].map(mdad_text)
         shown["smallest_size_reaching"] = shown["smallest_size_reaching"].map(

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.errors import ProtocolError
+from mbutils.base.vocabulary import renamed_keywords
 from mbutils.results.pair_metrics import TIE_RULES, mdad_bin
 from mbutils.results.planning_population import PairPopulation, pair_population
 from mbutils.results.planning_probability import _as_counts, _matrix
@@ -41,19 +42,20 @@ def _binned(pop: PairPopulation, ks: np.ndarray, bin_width: float, tie_rule: str
     return agree, total
 
 
-def _population(data, truth, pairs, protocol) -> PairPopulation:
-    return data if isinstance(data, PairPopulation) else pair_population(
-        data, truth=truth, pairs=pairs, protocol=protocol)
+def _population(benchmark, truth, pairs, protocol) -> PairPopulation:
+    return benchmark if isinstance(benchmark, PairPopulation) else pair_population(
+        benchmark, truth=truth, pairs=pairs, protocol=protocol)
 
 
-def predicted_curve(data, sizes, *, truth: str = "seen", pairs: str = "all",
+@renamed_keywords(data="benchmark")
+def predicted_curve(benchmark, sizes, *, truth: str = "seen", pairs: str = "all",
                     protocol: Protocol | None = None, bin_width: float = 0.5,
                     tie_rule: str = "paper", method: str = "auto") -> pd.DataFrame:
     """Expected agreement per gap bin of random k-subsets, without simulation.
 
     Same columns as ``mbutils.agreement_curve`` (selector = "random") plus
     ``kind = "predicted"``; ``n_pairs`` counts the population's (pair, split) instances.
-    ``data``: a Benchmark, a 0/1 matrix or a ``PairPopulation`` (then ``truth``,
+    ``benchmark``: a Benchmark, a 0/1 matrix or a ``PairPopulation`` (then ``truth``,
     ``pairs`` and ``protocol`` are already fixed by it and ignored here).
 
     Examples
@@ -65,7 +67,7 @@ def predicted_curve(data, sizes, *, truth: str = "seen", pairs: str = "all",
     >>> curve.columns.tolist()
     ['selector', 'size', 'gap', 'agreement', 'n_pairs', 'kind']
     """
-    pop = _population(data, truth, pairs, protocol)
+    pop = _population(benchmark, truth, pairs, protocol)
     ks = _check_sizes(sizes, pop.n_items)
     agree, total = _binned(pop, ks, bin_width, tie_rule, method)
     keep = np.flatnonzero(total > 0)
@@ -76,7 +78,8 @@ def predicted_curve(data, sizes, *, truth: str = "seen", pairs: str = "all",
     return pd.concat(frames, ignore_index=True)
 
 
-def predicted_mdad(data, sizes, *, threshold: float = 0.8, truth: str = "seen",
+@renamed_keywords(data="benchmark")
+def predicted_mdad(benchmark, sizes, *, threshold: float = 0.8, truth: str = "seen",
                    pairs: str = "all", protocol: Protocol | None = None,
                    bin_width: float = 0.5, tie_rule: str = "paper", mdad_method: str = "first",
                    method: str = "auto") -> pd.DataFrame:
@@ -95,7 +98,7 @@ def predicted_mdad(data, sizes, *, threshold: float = 0.8, truth: str = "seen",
     """
     if not 0 < threshold <= 1:
         raise ProtocolError(f"threshold must be in (0, 1], got {threshold}")
-    pop = _population(data, truth, pairs, protocol)
+    pop = _population(benchmark, truth, pairs, protocol)
     ks = _check_sizes(sizes, pop.n_items)
     agree, total = _binned(pop, ks, bin_width, tie_rule, method)
     rows = []
@@ -112,14 +115,14 @@ def _gap_bin(gap: float, bin_width: float) -> int:
     return int(np.floor(round(gap / bin_width, 9)))
 
 
-def size_curve(data, gap: float, *, sizes=None, truth: str = "seen", pairs: str = "all",
+def size_curve(benchmark, gap: float, *, sizes=None, truth: str = "seen", pairs: str = "all",
                protocol: Protocol | None = None, bin_width: float = 0.5, tie_rule: str = "paper",
                method: str = "auto") -> pd.DataFrame:
     """Expected agreement of the pairs in ``gap``'s bin for every size (default 1..N).
 
     Columns: size, agreement, n_pairs, gap_low, gap_high (the bin, in points).
     """
-    pop = _population(data, truth, pairs, protocol)
+    pop = _population(benchmark, truth, pairs, protocol)
     ks = _check_sizes(np.arange(1, pop.n_items + 1) if sizes is None else sizes, pop.n_items)
     b = _gap_bin(gap, bin_width)
     keep = _in_bin(pop, b, bin_width, tie_rule)
@@ -143,9 +146,10 @@ def _in_bin(pop: PairPopulation, b: int, bin_width: float, tie_rule: str) -> np.
     return keep & (pop.hi > pop.lo) if tie_rule == "exclude" else keep
 
 
-def required_size(data, gap: float, agreement: float = 0.8, **kwargs) -> int | None:
+@renamed_keywords(data="benchmark", agreement="threshold")
+def required_size(benchmark, gap: float, threshold: float = 0.8, **kwargs) -> int | None:
     """Smallest k whose random subsets rank the pairs of ``gap``'s bin correctly with
-    expected rate >= ``agreement`` (so k - 1 falls short); None if no k <= N reaches it.
+    expected rate >= ``threshold`` (so k - 1 falls short); None if no k <= N reaches it.
 
     Keyword arguments are those of ``size_curve`` but ``sizes``: truth, pairs, protocol,
     bin_width, tie_rule, method. The agreement need not be monotone in k (ties at even k), so
@@ -159,32 +163,33 @@ def required_size(data, gap: float, agreement: float = 0.8, **kwargs) -> int | N
     >>> mbutils.required_size(M, 10.0)
     32
     """
-    if not 0 < agreement <= 1:
-        raise ProtocolError(f"agreement must be in (0, 1], got {agreement}")
-    pop = _population(data, kwargs.pop("truth", "seen"), kwargs.pop("pairs", "all"), kwargs.pop("protocol", None))
-    table = size_table(pop, [gap], [agreement], **kwargs)
+    if not 0 < threshold <= 1:
+        raise ProtocolError(f"threshold must be in (0, 1], got {threshold}")
+    pop = _population(benchmark, kwargs.pop("truth", "seen"), kwargs.pop("pairs", "all"), kwargs.pop("protocol", None))
+    table = size_table(pop, [gap], [threshold], **kwargs)
     if table["n_pairs"].iloc[0] == 0:
         raise _empty_bin(pop, _gap_bin(gap, kwargs.get("bin_width", 0.5)), kwargs.get("bin_width", 0.5))
     size = table["size"].iloc[0]
     return None if np.isnan(size) else int(size)
 
 
-def size_table(data, gaps, agreements=(0.7, 0.8, 0.9), **kwargs) -> pd.DataFrame:
-    """Required size for every gap x agreement level (for a read-off figure); NaN = not reached.
+@renamed_keywords(data="benchmark", agreements="thresholds")
+def size_table(benchmark, gaps, thresholds=(0.7, 0.8, 0.9), **kwargs) -> pd.DataFrame:
+    """Required size for every gap x threshold (for a read-off figure); NaN = not reached.
 
     Keyword arguments: truth, pairs, protocol (as ``size_curve``), bin_width, tie_rule, method."""
-    pop = _population(data, kwargs.pop("truth", "seen"), kwargs.pop("pairs", "all"),
+    pop = _population(benchmark, kwargs.pop("truth", "seen"), kwargs.pop("pairs", "all"),
                       kwargs.pop("protocol", None))
     bin_width, tie_rule = kwargs.get("bin_width", 0.5), kwargs.get("tie_rule", "paper")
     unknown = set(kwargs) - {"bin_width", "tie_rule", "method"}
     if unknown:
         raise TypeError(f"size_table() got unexpected keyword arguments: {', '.join(sorted(unknown))}")
-    levels = np.asarray(agreements, dtype=np.float64)
+    levels = np.asarray(thresholds, dtype=np.float64)
     rows = []
     for gap in gaps:  # a bin without pairs gives NaN sizes and n_pairs = 0
         keep = _in_bin(pop, _gap_bin(gap, bin_width), bin_width, tie_rule)
         sizes = _first_reaching(pop, keep, levels, kwargs.get("method", "auto"))
-        rows += [{"gap": float(gap), "agreement": float(level), "size": float(size) if size > 0 else np.nan,
+        rows += [{"gap": float(gap), "threshold": float(level), "size": float(size) if size > 0 else np.nan,
                   "n_pairs": int(pop.weight[keep].sum())} for level, size in zip(levels, sizes)]
     return pd.DataFrame(rows)
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import ProtocolError
+from mbutils.base.vocabulary import renamed_keywords, warn_renamed
 from mbutils.results.pair_metrics import first_crossing
 from mbutils.results.planning_curves import _check_sizes
 from mbutils.results.planning_probability import agreement_probability
@@ -27,12 +28,19 @@ class PairPower:
     b_only: int                  # items only model B gets right
     n_items: int
     gap: float                   # accuracy of A minus B on all items, points
-    agreement: float
-    required_size: int | None    # smallest k whose power reaches ``agreement``; None: no k <= N does
+    threshold: float
+    required_size: int | None    # smallest k whose power reaches ``threshold``; None: no k <= N does
     curve: pd.DataFrame          # size, power
 
+    @property
+    def agreement(self) -> float:
+        """The retired name of ``threshold`` (warns; see :mod:`mbutils.base.vocabulary`)."""
+        warn_renamed("PairPower.agreement", "PairPower.threshold")
+        return self.threshold
 
-def pair_power(benchmark: Benchmark, model_a: str, model_b: str, sizes=None, agreement: float = 0.8,
+
+@renamed_keywords(agreement="threshold")
+def pair_power(benchmark: Benchmark, model_a: str, model_b: str, sizes=None, threshold: float = 0.8,
                method: str = "exact") -> PairPower:
     """How often a uniformly random k-item subset orders two models as all N items do.
 
@@ -53,7 +61,7 @@ def pair_power(benchmark: Benchmark, model_a: str, model_b: str, sizes=None, agr
         Two different models of the bundle.
     sizes : array_like of int, optional
         Subset sizes to report (default every k from 1 to N).
-    agreement : float, default 0.8
+    threshold : float, default 0.8
         The power the required size must reach, in (0, 1].
     method : {"exact", "auto", "normal"}, default "exact"
         As in ``mbutils.results.planning_probability.agreement_probability``.
@@ -61,7 +69,7 @@ def pair_power(benchmark: Benchmark, model_a: str, model_b: str, sizes=None, agr
     Returns
     -------
     PairPower
-        ``required_size`` is the smallest k from 1 to N whose power reaches ``agreement``
+        ``required_size`` is the smallest k from 1 to N whose power reaches ``threshold``
         (every size is scanned: the power need not rise with every k); ``curve`` has the
         columns size and power for ``sizes``.
 
@@ -75,8 +83,8 @@ def pair_power(benchmark: Benchmark, model_a: str, model_b: str, sizes=None, agr
     >>> float(p.curve["power"].iloc[-1]) == (1.0 if p.a_only != p.b_only else 0.0)  # all items: certain
     True
     """
-    if not 0 < agreement <= 1:
-        raise ProtocolError(f"agreement must be in (0, 1], got {agreement}")
+    if not 0 < threshold <= 1:
+        raise ProtocolError(f"threshold must be in (0, 1], got {threshold}")
     model_a, model_b = str(model_a), str(model_b)
     if model_a == model_b:
         raise ProtocolError(f"give two different models, not {model_a!r} twice")
@@ -86,9 +94,9 @@ def pair_power(benchmark: Benchmark, model_a: str, model_b: str, sizes=None, agr
     every = np.arange(1, n + 1)
     ks = every if sizes is None else _check_sizes(sizes, n)
     power_all = np.asarray(agreement_probability(a, b, n, every, method=method), dtype=np.float64)
-    hit = first_crossing(power_all[None, :], agreement)[0]
+    hit = first_crossing(power_all[None, :], threshold)[0]
     return PairPower(model_a=model_a, model_b=model_b, a_only=a, b_only=b, n_items=n,
-                     gap=100.0 * (a - b) / n, agreement=float(agreement),
+                     gap=100.0 * (a - b) / n, threshold=float(threshold),
                      required_size=int(every[hit]) if hit >= 0 else None,
                      curve=pd.DataFrame({"size": ks, "power": power_all[ks - 1]}))
 
@@ -102,11 +110,11 @@ def format_pair_power(p: PairPower, sizes=None) -> str:
     if p.a_only == p.b_only:
         lines.append("They are tied on the full benchmark: no subset size orders them reliably.")
     elif p.required_size is None:
-        lines.append(f"No random subset of up to {p.n_items} items orders them with probability {p.agreement:g}.")
+        lines.append(f"No random subset of up to {p.n_items} items orders them with probability {p.threshold:g}.")
     else:
         at = p.curve.set_index("size")["power"]
         lines.append(f"A random micro-benchmark needs {p.required_size} items to order them correctly with "
-                     f"probability at least {p.agreement:g}"
+                     f"probability at least {p.threshold:g}"
                      + (f" ({at[p.required_size]:.3f})." if p.required_size in at.index else "."))
     shown = p.curve if sizes is not None else p.curve[p.curve["size"].isin([10, 25, 50, 100, 200, 500, 1000])]
     if len(shown):

@@ -13,6 +13,7 @@ import numpy as np
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import ProtocolError
+from mbutils.base.vocabulary import renamed_keywords
 from mbutils.results.pair_metrics import gap_bins
 from mbutils.methods.protocol import Protocol, draw_run, rng_for, split_items
 
@@ -67,7 +68,8 @@ def _pair_keys(correct: np.ndarray, models: np.ndarray, items: np.ndarray) -> np
     return np.maximum(only_i, only_j) * (len(items) + 1) + np.minimum(only_i, only_j)
 
 
-def pair_population(data, *, truth: str = "seen", pairs: str = "all",
+@renamed_keywords(data="benchmark")
+def pair_population(benchmark, *, truth: str = "seen", pairs: str = "all",
                     protocol: Protocol | None = None) -> PairPopulation:
     """The model pairs whose agreement a prediction averages over.
 
@@ -79,7 +81,7 @@ def pair_population(data, *, truth: str = "seen", pairs: str = "all",
     is equally likely to be drawn as targets, so this is the expected pair mix of the
     protocol's pooled curves. ``pairs="runs"``: exactly the target pairs of each run.
     """
-    bench = _as_benchmark(data)
+    bench = _as_benchmark(benchmark)
     protocol = Protocol() if protocol is None else protocol
     if truth not in TRUTHS:
         raise ProtocolError(f"truth must be one of {', '.join(TRUTHS)}, got {truth!r}")

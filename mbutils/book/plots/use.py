@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.names import label
+from mbutils.base.vocabulary import renamed_keywords
 from mbutils.book.plots.base import THRESHOLD_COLOR, _figure, _finish, plain_log_ticks, series_style
 
 
@@ -72,7 +73,8 @@ def coverage_intervals(cells: pd.DataFrame, level: float):
     return _finish(fig, axes, extra_handles=handles)
 
 
-def pair_power_curves(curves: Mapping[str, pd.DataFrame], agreement: float = 0.8, selector: str = "random"):
+@renamed_keywords(agreement="threshold")
+def pair_power_curves(curves: Mapping[str, pd.DataFrame], threshold: float = 0.8, selector: str = "random"):
     """Power of ordering each pair correctly against k (one line per pair; ``curves`` maps a
     pair's name to a table with ``size`` and ``power``), with the target power dashed."""
     fig, axes = _figure(1, 1, width=6.0, height=3.6)
@@ -80,7 +82,7 @@ def pair_power_curves(curves: Mapping[str, pd.DataFrame], agreement: float = 0.8
     handles = []
     for i, (name, curve) in enumerate(curves.items()):
         handles += ax.plot(curve["size"], curve["power"], label=name, **{**series_style(i), "marker": None})
-    ax.axhline(agreement, color=THRESHOLD_COLOR, linestyle="--", linewidth=0.9)
+    ax.axhline(threshold, color=THRESHOLD_COLOR, linestyle="--", linewidth=0.9)
     ax.set_xscale("log")
     top = max((int(curve["size"].max()) for curve in curves.values() if len(curve)), default=10)
     plain_log_ticks(ax, 1, top)

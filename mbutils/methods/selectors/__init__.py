@@ -9,6 +9,7 @@ its own module and offers its names in a ``SELECTORS`` dict.
 
 from __future__ import annotations
 
+from mbutils.base.vocabulary import retired_names
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
 from mbutils.methods.selectors.registry import _load_families, make_selector, needs_sources, register, selector_names
 
@@ -18,14 +19,18 @@ from mbutils.methods.selectors.adaptive import AdaptiveFisher, AdaptivePIRT, Ada
 from mbutils.methods.selectors.anchor import AnchorPoints, AnchorPointsBinary  # noqa: E402
 from mbutils.methods.selectors.confidence import ConfidenceStratified  # noqa: E402
 from mbutils.methods.selectors.diversity import Diversity, DiversityWeighted  # noqa: E402
-from mbutils.methods.selectors.random_sampling import (RandomSelector, SubtaskEqualSelector, SubtaskProportionalSelector)  # noqa: E402
+from mbutils.methods.selectors.random_sampling import (RandomSampling, SubtaskEqual, SubtaskProportional)  # noqa: E402
 from mbutils.methods.selectors.spec import resolve_selectors, selector_label  # noqa: E402
 from mbutils.methods.selectors.tinybench import (TinyBenchmarks, TinyBenchmarksGPIRT, TinyBenchmarksIRT, TinyBenchmarksPIRT)  # noqa: E402
 
 #: The selector classes, in the order of :func:`selector_names`' families.
-CLASSES = (RandomSelector, SubtaskEqualSelector, SubtaskProportionalSelector, ConfidenceStratified, Diversity,
+CLASSES = (RandomSampling, SubtaskEqual, SubtaskProportional, ConfidenceStratified, Diversity,
            DiversityWeighted, AnchorPoints, AnchorPointsBinary, TinyBenchmarks, TinyBenchmarksIRT, TinyBenchmarksPIRT,
            TinyBenchmarksGPIRT, AdaptiveFisher, AdaptiveRandomesque, AdaptivePIRT)
 
 __all__ = ["MicroBenchmark", "Selector", "SourceData", "make_selector", "needs_sources", "register", "selector_names",
            "resolve_selectors", "selector_label", *(c.__name__ for c in CLASSES)]
+
+#: Class names retired for one release (see mbutils.base.vocabulary): served with a FutureWarning.
+__getattr__ = retired_names(__name__, {"RandomSelector": "RandomSampling", "SubtaskEqualSelector": "SubtaskEqual",
+            "SubtaskProportionalSelector": "SubtaskProportional"}, lambda name: globals()[name])

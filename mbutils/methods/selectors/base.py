@@ -217,10 +217,10 @@ class Selector:
         """Check the parameters before any work, so a bad value fails with a plain message, not deep inside a run.
 
         Every parameter declared in ``parameter_constraints`` (and a nested model's, such as
-        an IRT model's) is checked and stored back in its canonical type (``5.0`` becomes
-        ``5`` for an integer parameter). As in scikit-learn, ``__init__`` only stores; the
-        check runs when work starts: at :meth:`prepare`, and in :func:`run_experiment` before
-        any run.
+        an IRT model's) is checked; nothing is changed (an integer parameter wants an int:
+        ``5.0`` is refused with a message saying to write ``5``). As in scikit-learn,
+        ``__init__`` only stores; the check runs when work starts: at :meth:`prepare`, and in
+        :func:`run_experiment` before any run.
 
         Raises
         ------
@@ -230,15 +230,14 @@ class Selector:
         Examples
         --------
         >>> from mbutils import ConfidenceStratified, MbutilsError
-        >>> selector = ConfidenceStratified(n_strata=5.0)
-        >>> selector.validate_params()
-        >>> selector.n_strata
-        5
-        >>> try:
-        ...     ConfidenceStratified(n_strata=0).validate_params()
-        ... except MbutilsError as err:
-        ...     print(err)
+        >>> ConfidenceStratified(n_strata=5).validate_params()
+        >>> for bad in (0, 5.0):
+        ...     try:
+        ...         ConfidenceStratified(n_strata=bad).validate_params()
+        ...     except MbutilsError as err:
+        ...         print(err)
         confidence_stratified: n_strata must be at least 1, not 0
+        confidence_stratified: n_strata must be an integer: write 5, not 5.0
         """
         validate_constraints(self, self.parameter_constraints, f"{self.name or type(self).__name__}: ",
                              SelectorError)
@@ -268,9 +267,9 @@ class Selector:
         Examples
         --------
         >>> import numpy as np
-        >>> from mbutils import RandomSelector, SourceData
+        >>> from mbutils import RandomSampling, SourceData
         >>> source = SourceData(correct=np.ones((3, 8)), subtasks=np.zeros(8, dtype=int))
-        >>> RandomSelector().prepare(source, np.random.default_rng(0)) is source
+        >>> RandomSampling().prepare(source, np.random.default_rng(0)) is source
         True
         """
         self.validate_params()
@@ -298,9 +297,9 @@ class Selector:
         Examples
         --------
         >>> import numpy as np
-        >>> from mbutils import RandomSelector, SourceData
+        >>> from mbutils import RandomSampling, SourceData
         >>> source = SourceData(correct=np.ones((3, 8)), subtasks=np.zeros(8, dtype=int))
-        >>> micro = RandomSelector().select(source, 4, np.random.default_rng(0))
+        >>> micro = RandomSampling().select(source, 4, np.random.default_rng(0))
         >>> micro.size, micro.weights.tolist()
         (4, [0.25, 0.25, 0.25, 0.25])
         """

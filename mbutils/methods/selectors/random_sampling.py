@@ -10,9 +10,10 @@ import numpy as np
 
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
 from mbutils.base.validation import Boolean
+from mbutils.base.vocabulary import retired_names
 
 
-class RandomSelector(Selector):
+class RandomSampling(Selector):
     """Uniform random sampling, the baseline every method must beat: k distinct seen items, plain mean.
 
     Needs no source models (``uses_sources`` is False): a practitioner can use it without
@@ -22,13 +23,13 @@ class RandomSelector(Selector):
     Examples
     --------
     >>> import numpy as np
-    >>> from mbutils import RandomSelector, SourceData, make_selector
+    >>> from mbutils import RandomSampling, SourceData, make_selector
     >>> source = SourceData(correct=np.zeros((3, 8)), subtasks=np.zeros(8, dtype=int))
-    >>> micro = RandomSelector().select(source, 4, np.random.default_rng(0))
+    >>> micro = RandomSampling().select(source, 4, np.random.default_rng(0))
     >>> micro.size, len(set(micro.items.tolist())), micro.weights.tolist()
     (4, 4, [0.25, 0.25, 0.25, 0.25])
     >>> make_selector("random")
-    RandomSelector()
+    RandomSampling()
     """
 
     name = "random"
@@ -54,7 +55,7 @@ def _subtask_weights(items: np.ndarray, subtasks: np.ndarray, weighted: bool) ->
     return weights / weights.sum()
 
 
-class SubtaskEqualSelector(Selector):
+class SubtaskEqual(Selector):
     """Random sampling stratified by subtask with equal allocation: every subtask gets the same share of k.
 
     Each of the S subtasks gets floor(k/S) items, the k mod S left over go one each to
@@ -75,12 +76,12 @@ class SubtaskEqualSelector(Selector):
     Examples
     --------
     >>> import numpy as np
-    >>> from mbutils import SourceData, SubtaskEqualSelector
+    >>> from mbutils import SourceData, SubtaskEqual
     >>> source = SourceData(correct=np.zeros((3, 8)), subtasks=[0, 0, 0, 0, 0, 0, 1, 1])
-    >>> micro = SubtaskEqualSelector().select(source, 4, np.random.default_rng(0))
+    >>> micro = SubtaskEqual().select(source, 4, np.random.default_rng(0))
     >>> np.bincount(source.subtasks[micro.items]).tolist()  # 2 items from each subtask
     [2, 2]
-    >>> weighted = SubtaskEqualSelector(weighted=True)
+    >>> weighted = SubtaskEqual(weighted=True)
     >>> weighted.select(source, 4, np.random.default_rng(0)).weights.tolist()
     [0.375, 0.375, 0.125, 0.125]
     """
@@ -127,7 +128,7 @@ def _sample_within(subtasks: np.ndarray, alloc: np.ndarray, rng: np.random.Gener
     return np.sort(order[rank < alloc[sorted_codes]])
 
 
-class SubtaskProportionalSelector(Selector):
+class SubtaskProportional(Selector):
     """The reference code's "proportional" subtask sampling: k items drawn with P(item) proportional to 1/subtask size.
 
     Despite the name this allocates equally *in expectation* (each subtask gets the same
@@ -140,17 +141,17 @@ class SubtaskProportionalSelector(Selector):
     ----------
     weighted : bool, default False
         False: the plain mean over the k items (the paper's). True: each subtask counts by
-        its share of the seen items, as in :class:`SubtaskEqualSelector`.
+        its share of the seen items, as in :class:`SubtaskEqual`.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from mbutils import SourceData, SubtaskProportionalSelector
+    >>> from mbutils import SourceData, SubtaskProportional
     >>> source = SourceData(correct=np.zeros((3, 8)), subtasks=[0, 0, 0, 0, 0, 0, 1, 1])
-    >>> micro = SubtaskProportionalSelector().select(source, 4, np.random.default_rng(0))
+    >>> micro = SubtaskProportional().select(source, 4, np.random.default_rng(0))
     >>> micro.size, micro.weights.tolist()
     (4, [0.25, 0.25, 0.25, 0.25])
-    >>> SubtaskProportionalSelector(weighted=True).get_params()
+    >>> SubtaskProportional(weighted=True).get_params()
     {'weighted': True}
     """
 
@@ -175,9 +176,13 @@ class SubtaskProportionalSelector(Selector):
 
 #: The names this family offers (read by :mod:`mbutils.methods.selectors`, in this order).
 SELECTORS = {
-    "random": RandomSelector,
-    "subtask_equal": SubtaskEqualSelector,
-    "subtask_equal_weighted": lambda: SubtaskEqualSelector(weighted=True),
-    "subtask_proportional": SubtaskProportionalSelector,
-    "subtask_proportional_weighted": lambda: SubtaskProportionalSelector(weighted=True),
+    "random": RandomSampling,
+    "subtask_equal": SubtaskEqual,
+    "subtask_equal_weighted": lambda: SubtaskEqual(weighted=True),
+    "subtask_proportional": SubtaskProportional,
+    "subtask_proportional_weighted": lambda: SubtaskProportional(weighted=True),
 }
+
+#: Class names retired for one release (see mbutils.base.vocabulary): served with a FutureWarning.
+__getattr__ = retired_names(__name__, {"RandomSelector": "RandomSampling", "SubtaskEqualSelector": "SubtaskEqual",
+            "SubtaskProportionalSelector": "SubtaskProportional"}, lambda name: globals()[name])

@@ -62,10 +62,10 @@ def selector_label(selector: Selector) -> str:
 
     Examples
     --------
-    >>> from mbutils.methods.selectors import AnchorPoints, SubtaskEqualSelector
+    >>> from mbutils.methods.selectors import AnchorPoints, SubtaskEqual
     >>> selector_label(AnchorPoints())
     'anchor_points'
-    >>> selector_label(SubtaskEqualSelector(weighted=True))
+    >>> selector_label(SubtaskEqual(weighted=True))
     'subtask_equal_weighted'
     >>> selector_label(AnchorPoints(warm_start=False))
     'anchor_points(warm_start=False)'
