@@ -42,15 +42,19 @@ def agreement_by_size(cfg: Setting, res, mdad, *, threshold: float, bin_width: f
              f"dashed: the {threshold:g} threshold, dotted: MDAD.", label="agreement")
 
 
-def metrics_by_size(cfg: Setting, mdad, summary, *, threshold: float) -> None:
+def metrics_by_size(cfg: Setting, res, mdad, summary, *, threshold: float, glue_prefix: str) -> None:
     """Figure ``metrics`` (error, τ and MDAD against *k*), table ``mdad`` (the MDADs with their
-    intervals) and table ``tau-error`` (Kendall τ and the estimation error)."""
+    intervals), table ``tau-error`` (Kendall τ and the estimation error), and the computed note on
+    whether random sampling's MDAD falls with k (glued as ``<glue_prefix>_random_by_size``)."""
     from mbutils.book import plots
 
     cfg.show(plots.metrics_vs_size(summary, mdad), "Estimation error (points), Kendall tau-b and MDAD (points; band: "
              "the paper's 95% CI) against k, log scale; means over runs.", label="metrics")
     cfg.table(mdad_wide(mdad), f"MDAD (points) at threshold {threshold:g}, with the paper's 95% CI.", label="mdad")
     cfg.table(summary_wide(summary), "Kendall tau-b and estimation error (points), mean over runs.", label="tau-error")
+    monotone = mdad_table(res[res["selector"] == "random"], threshold=threshold, method="monotone", ci="none")
+    claim_note("Random sampling by size, computed", claims.random_by_size(mdad, monotone),
+               f"{glue_prefix}_random_by_size")
 
 
 def unseen_half(cfg: Setting, res, mdad, *, threshold: float, glue_prefix: str):

@@ -47,10 +47,11 @@ def in_short(cfg: Setting, res, mdad, summary, glue_prefix: str) -> dict:
     claim_note("Kendall τ, computed", claims.tau_from(summary), f"{glue_prefix}_tau_from")
     claim_note("Noise yardstick, computed", claims.noise_yardstick(mdad, len(cfg.benchmark.subtask_names)),
                f"{glue_prefix}_noise")
-    facts = benchmark_facts(cfg, res, mdad, summary)
+    small = claims.best_at_size_of(res, min(cfg.sizes), threshold=mdad.attrs.get("threshold", 0.8))
+    facts = benchmark_facts(cfg, res, mdad, summary, small.text)
     for name, value in facts.items():
         if name != "small_verdict":  # glued with its payload below (a key glued twice fails the build)
             glue(f"{glue_prefix}_{name}", value)
-    glue_claim(f"{glue_prefix}_small_verdict", claims.best_at_size(mdad, min(cfg.sizes)))
+    glue_claim(f"{glue_prefix}_small_verdict", small)
     display(HTML(facts_html(facts, cfg)))
     return facts

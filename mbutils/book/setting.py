@@ -61,6 +61,7 @@ class Setting:
     overrides: dict = field(default_factory=dict)
     pool_fitted: bool = False        # sources/targets shrunk to a pool smaller than the paper's
     dropped_sizes: list = field(default_factory=list)   # sizes larger than the seen half
+    _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # computed once: the pool's resolution
 
     @property
     def benchmark(self):
@@ -143,11 +144,22 @@ class Setting:
         display(HTML(self.banner()))
         glue(pool_key, self.pool_sentence())
 
+    def resolution(self):
+        """Per size, the smallest MDAD difference (points) this page's paired comparisons see with 80%
+        power, measured on random against subtask-stratified sampling (two light selectors every
+        benchmark page runs; NaN where either MDAD is not reached)."""
+        if "resolution" not in self._memo:
+            from mbutils.results.paired import compare_selectors
+
+            table = compare_selectors(self.results(["random", "subtask_equal"]), "random", "subtask_equal",
+                                      n_boot=200)
+            self._memo["resolution"] = table.set_index("size")["detectable"].astype(float)
+        return self._memo["resolution"]
+
     def thin_pool(self) -> str:
-        """Why this page's pool is too thin for confident comparisons ("" when it is not)."""
-        p = self.protocol
-        n_targets = len(self.benchmark.target_sets.get(p.target_set, ())) if p.target_set else p.n_targets
-        return thin_pool(n_targets, p.n_runs)
+        """Why this page's pool is too thin for the comparisons it makes ("" when it is not), from the power
+        of its paired comparisons (:meth:`resolution`)."""
+        return thin_pool(self.resolution(), self.protocol.n_runs)
 
     def pool_sentence(self) -> str:
         """What this page's pool is, computed from the data choice (for the prose under a title)."""
@@ -172,8 +184,8 @@ class Setting:
                     if self.overrides else "") + ".",
                  (f"<b>Pool:</b> {self.benchmark.n_models} models, fewer than the paper's 300 sources + 50 "
                   f"targets, so {html.escape(POOL_RULE)}." if self.pool_fitted else ""),
-                 (f"<b>Thin pool:</b> {html.escape(thin)}: comparisons on this page rest on few pairs, and "
-                  "most differences between methods will be within noise." if thin else ""),
+                 (f"<b>Thin pool:</b> {html.escape(thin)}. Smaller differences between methods will mostly "
+                  "read as within noise, and the page then says the pool is too small to tell." if thin else ""),
                  (f"<b>Sizes dropped:</b> k = {', '.join(map(str, self.dropped_sizes))} exceed the "
                   f"{self.n_seen} seen items." if self.dropped_sizes else ""),
                  f"<b>Profile:</b> '{self.profile}' ({html.escape(PROFILE_BLURB[self.profile])}); "

@@ -1,69 +1,29 @@
-"""Sentences of the book computed from its numbers: each claim's wording follows the data.
+"""Sentences of the book computed from one table's numbers: each claim's wording follows the data.
 
-A :class:`Claim` is a sentence together with the inputs it was computed from (plain
-JSON-able records), so a chapter can glue the sentence and its inputs side by side, and a
-test can recompute the sentence from the inputs — or from the chapter's results — and
-fail when the prose no longer says what the numbers say. No qualitative word here is
-fixed in advance: "catches up", "not reached", "within noise" are chosen by comparison, and
-"catches up" from paired comparisons only where they had the power to see a 2-point difference.
+Each function returns a :class:`~mbutils.results.claim.Claim` (the sentence and its inputs). No
+qualitative word here is fixed in advance: "not reached", "within noise" are chosen by comparison.
+Comparisons of selectors of one experiment are paired (:mod:`mbutils.results.claims_paired`); the
+unpaired noise rule here serves tables of different experiments (the paper's against ours).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from mbutils.results import noise
-from mbutils.results.paired import BETTER, UNKNOWN, WITHIN, WORSE
+from mbutils.results.claim import Claim, frame as _frame, pts as _pts, records as _records
 from mbutils.results.noise import random_within_ci_from
 from mbutils.base.names import label
 from mbutils.base.tables import mdad_text
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A computed sentence, the function that words it, and the records it was computed from."""
-
-    text: str
-    fn: str
-    inputs: dict = field(default_factory=dict)
-    value: float | None = None   # the number the sentence turns on, for other computations (not an input)
-
-    def payload(self) -> str:
-        """The claim as JSON: enough to recompute ``text`` with :func:`recompute`."""
-        # keys in the order the claim built them: a claim over several benchmarks names them in its
-        # page's order, which sorted keys would lose on the way back
-        return json.dumps({"fn": self.fn, "inputs": self.inputs, "text": self.text})
 
 
 def recompute(payload: str) -> Claim:
     """The claim a payload's inputs give today (its ``text`` should equal the stored one)."""
     data = json.loads(payload)
     return globals()[data["fn"]](**data["inputs"])
-
-
-def _records(table: pd.DataFrame, columns) -> list[dict]:
-    """JSON-able rows (NaN -> None) of the columns a claim reads."""
-    part = table[list(columns)].astype(object)
-    return part.where(pd.notna(part), None).to_dict("records")
-
-
-_NUMERIC = ("size", "mdad", "ci_low", "ci_high", "n_sources", "tau")
-
-
-def _frame(records) -> pd.DataFrame:
-    """A table back from JSON records, numbers as floats (None -> NaN)."""
-    table = pd.DataFrame.from_records(records or [])
-    for column in set(_NUMERIC) & set(table.columns):
-        table[column] = pd.to_numeric(table[column], errors="coerce").astype(float)
-    return table
-
-
-def _pts(value: float) -> str:
-    return f"{value:.1f} points"
 
 
 # ------------------------------------------------------------------------------ claims
@@ -136,12 +96,15 @@ def noise_yardstick(mdad: pd.DataFrame | list[dict], n_subtasks: int) -> Claim:
             k = int(gap.idxmax())
             text = (f"here subtask-stratified sampling is the same method as uniform random sampling, yet their "
                     f"MDADs differ by up to {_pts(gap.max())} (at k = {k}), and {ci_text}: this book calls a "
-                    f"difference real only when the two intervals do not overlap")
+                    f"difference between methods of one experiment real only when the paired interval of their "
+                    f"difference excludes 0")
             return Claim(text, "noise_yardstick", inputs, value=float(gap.max()))
     if half.empty:
         return Claim("no noise yardstick can be computed here (random sampling's MDAD has no interval)",
                      "noise_yardstick", inputs)
-    text = f"{ci_text}: this book calls a difference between methods real only when their intervals do not overlap"
+    text = (f"{ci_text}: this book calls a difference between methods of one experiment real only when the paired "
+            "interval of their difference excludes 0, and between tables of different experiments only when "
+            "their intervals do not overlap")
     return Claim(text, "noise_yardstick", inputs, value=float(half.median()))
 
 
@@ -189,7 +152,8 @@ def sources_spread(sweep: pd.DataFrame | list[dict]) -> Claim:
     from mbutils.methods.selectors import needs_sources
 
     sweep = sweep if isinstance(sweep, pd.DataFrame) else _frame(sweep)
-    inputs = {"sweep": _records(sweep, ["selector", "size", "mdad", "n_sources"])}
+    ci = [c for c in ("ci_low", "ci_high") if c in sweep]
+    inputs = {"sweep": _records(sweep, ["selector", "size", "mdad", "n_sources", *ci])}
     finite = sweep[np.isfinite(sweep["mdad"].astype(float))]
     if finite.empty or finite["n_sources"].nunique() < 2:
         return Claim("too few source counts have a reached MDAD to compare", "sources_spread", inputs)
@@ -202,13 +166,25 @@ def sources_spread(sweep: pd.DataFrame | list[dict]) -> Claim:
     if learners.empty:
         return Claim(f"no method that learns from source models was run{tail}", "sources_spread", inputs)
     span = learners.groupby("selector")["mdad"].agg(lambda v: v.max() - v.min()).sort_values()
-    if len(span) == 1:
-        text = (f"from {counts[0]} to {counts[-1]} sources, the MDAD of {label(span.index[0])} moves by "
-                f"{_pts(span.iloc[0])} between its smallest and largest value{tail}")
+    # the noise of one MDAD: its interval's median half-width plus one gap bin (the MDAD's resolution);
+    # the sweeps at different counts are separate experiments, so this is the unpaired yardstick
+    half = ((learners["ci_high"] - learners["ci_low"]) / 2).astype(float) if len(ci) == 2 else pd.Series(dtype=float)
+    noise_level = (float(half.median()) if half.notna().any() else 0.0) + noise.DEFAULT_BIN
+    moved = span[span > noise_level]
+    start = f"from {counts[0]} to {counts[-1]} sources"
+    if moved.empty:
+        text = (f"{start}, no method that learns from source models moves beyond the noise (its MDAD moves by at most "
+                f"{_pts(span.iloc[-1])}, within the ±{noise_level:.1f} points one MDAD's interval and gap bin "
+                f"allow){tail}")
+    elif len(span) == 1 or span.iloc[-1] - span.iloc[0] <= noise_level:
+        names = ", ".join(label(s) for s in moved.index[::-1])
+        text = (f"{start}, the MDAD of {names} moves by more than the noise (±{noise_level:.1f} points), up to "
+                f"{_pts(span.iloc[-1])}; the methods' spans do not differ from each other beyond that noise{tail}")
     else:
-        text = (f"from {counts[0]} to {counts[-1]} sources, among the methods that learn from source models the MDAD "
-                f"of {label(span.index[-1])} moves most ({_pts(span.iloc[-1])} between its smallest and largest "
-                f"value) and that of {label(span.index[0])} least ({_pts(span.iloc[0])}){tail}")
+        text = (f"{start}, among the methods that learn from source models the MDAD of {label(span.index[-1])} moves "
+                f"most ({_pts(span.iloc[-1])} between its smallest and largest value) and that of "
+                f"{label(span.index[0])} least ({_pts(span.iloc[0])}), a spread beyond the noise of about "
+                f"±{noise_level:.1f} points{tail}")
     return Claim(text, "sources_spread", inputs)
 
 
@@ -282,111 +258,33 @@ def _mdad_ci(row) -> str:
     return f"{_pts(m)} [{lo_t}, {hi_t}]"
 
 
-# ------------------------------------------------------------------- claims from paired comparisons
-# "catches up" or "no different" only where the experiment had the power: each reads the tables of
-# mbutils.results.paired.compare_selectors (as JSON records) and words a verdict of "within noise" by
-# what the experiment could have seen.
-
-#: The difference (points) a "no different" sentence must have had the power to see.
-RESOLUTION = 2.0
+# Re-exported: the paired claims, so one module names every claim a page glues.
+from mbutils.results.claims_paired import (best_at_size_of, best_at_size_paired, catch_up_paired,  # noqa: E402,F401
+                                           claim_is_powered, comparison_records, versus_random_paired)
 
 
-def comparison_records(table: pd.DataFrame) -> list[dict]:
-    """The columns of a comparison table the claims read, as JSON-able records."""
-    cols = ["size", "verdict", "difference", "low", "high", "detectable", "runs_for_2"]
-    part = table[cols].astype(object)
-    return part.where(pd.notna(part), None).to_dict("records")
-
-
-def _powered(row: dict, resolution: float) -> bool:
-    value = row.get("detectable")
-    return value is not None and np.isfinite(float(value)) and float(value) <= resolution
-
-
-def versus_random_paired(comparisons: dict, selector: str, resolution: float = RESOLUTION):
-    """Over benchmark x size cells, ``selector`` against random sampling by the paired comparison
-    (``comparisons``: benchmark -> records of ``compare_selectors(results, selector, "random")``)."""
-    rows = [r for records in comparisons.values() for r in records]
-    inputs = {"comparisons": comparisons, "selector": selector, "resolution": resolution}
-    if not rows:
-        return Claim(f"{label(selector)} and random sampling were not both run", "versus_random_paired", inputs)
-    count = {v: sum(r["verdict"] == v for r in rows) for v in (BETTER, WORSE, WITHIN, UNKNOWN)}
-    within = [r for r in rows if r["verdict"] == WITHIN]
-    powered = sum(_powered(r, resolution) for r in within)
-    text = (f"over {len(rows)} benchmark × size cells, compared pairwise on shared runs, the MDAD of "
-            f"{label(selector)} is lower than random sampling's in {count[BETTER]}, higher in {count[WORSE]}, "
-            f"within noise in {count[WITHIN]} and undecided in {count[UNKNOWN]}")
-    if within:
-        text += (f"; of the {len(within)} within noise, {powered} could have shown a {resolution:g}-point difference "
-                 f"with 80% power (a difference that large would likely have shown), and the other "
-                 f"{len(within) - powered} are too small to tell")
-    return Claim(text, "versus_random_paired", inputs)
-
-
-def catch_up_paired(comparisons: dict, resolution: float = RESOLUTION):
-    """Per benchmark, from which size random sampling is no worse than every other method *with the power
-    to have seen* a ``resolution``-point difference, at that size and every larger one.
-
-    ``comparisons``: benchmark -> {other selector -> records of ``compare_selectors(results, "random",
-    other)``}. Where random is not worse but some comparison lacks the power, the sentence says the pool
-    is too small to tell, and how many runs would make a ``resolution``-point difference visible.
-    """
-    parts = []
-    for bench, others in comparisons.items():
-        sizes = sorted({int(r["size"]) for records in others.values() for r in records})
-        by_size = {k: [r for records in others.values() for r in records if int(r["size"]) == k] for k in sizes}
-
-        def status(rows):
-            verdicts = {r["verdict"] for r in rows}
-            if not rows or WORSE in verdicts:
-                return "worse"
-            if UNKNOWN in verdicts:
-                return "unknown"
-            return "powered" if all(r["verdict"] == BETTER or _powered(r, resolution) for r in rows) else "weak"
-
-        state = {k: status(by_size[k]) for k in sizes}
-
-        def from_on(allowed):
-            found = None
-            for k in reversed(sizes):
-                if state[k] not in allowed:
-                    break
-                found = k
-            return found
-
-        start, loose = from_on({"powered"}), from_on({"powered", "weak"})
-        if start is not None:
-            parts.append(f"{bench}: random sampling catches up from k = {start} (no method's MDAD is lower beyond the "
-                         f"noise, and the experiment had 80% power to see a {resolution:g}-point difference)")
-        elif loose is not None:
-            need = [int(r["runs_for_2"]) for k in sizes if k >= loose for r in by_size[k]
-                    if r["verdict"] == WITHIN and not _powered(r, resolution) and r.get("runs_for_2") is not None]
-            runs = f"; about {max(need):,} runs would make a {resolution:g}-point difference visible" if need else ""
-            parts.append(f"{bench}: from k = {loose} no method is lower beyond the noise, but the pool is too small to "
-                         f"tell whether random sampling matches them (a {resolution:g}-point difference would "
-                         f"likely go unseen{runs})")
-        elif sizes and state[sizes[-1]] == "worse":
-            parts.append(f"{bench}: some method stays lower than random sampling beyond the noise up to the largest "
-                         f"size run ({sizes[-1]})")
-        else:
-            parts.append(f"{bench}: the experiment cannot tell up to the largest size run "
-                         f"({sizes[-1] if sizes else 'none'}): an MDAD is not reached or its interval is open")
-    inputs = {"comparisons": comparisons, "resolution": resolution}
-    return Claim("; ".join(parts), "catch_up_paired", inputs)
-
-
-def claim_is_powered(fn: str, inputs: dict) -> bool:
-    """Whether a claim's "catches up" cells all had the power to see a ``resolution``-point difference (a
-    check for tests: the sentence may use the words only then)."""
-    if fn != "catch_up_paired":
-        return True
-    text = catch_up_paired(**inputs).text
-    for part in text.split("; "):
-        if "catches up from k = " not in part:
-            continue
-        bench = part.split(":")[0]
-        start = int(part.split("catches up from k = ")[1].split(" ")[0])
-        rows = [r for records in inputs["comparisons"][bench].values() for r in records if int(r["size"]) >= start]
-        if not all(r["verdict"] == BETTER or _powered(r, inputs["resolution"]) for r in rows):
-            return False
-    return True
+def random_by_size(first: pd.DataFrame | list[dict], monotone: pd.DataFrame | list[dict]) -> Claim:
+    """Whether random sampling's MDAD (the paper's first crossing, as the page's table shows it) falls
+    with k; where it rises, the sizes and what the monotone fit of the curve says there."""
+    first = first if isinstance(first, pd.DataFrame) else _frame(first)
+    monotone = monotone if isinstance(monotone, pd.DataFrame) else _frame(monotone)
+    pick = lambda t: t[t["selector"] == "random"].sort_values("size")  # noqa: E731
+    a, m = pick(first), pick(monotone)
+    inputs = {"first": _records(a, ["selector", "size", "mdad"]), "monotone": _records(m, ["selector", "size", "mdad"])}
+    if len(a) < 2:
+        return Claim("random sampling was run at fewer than two sizes", "random_by_size", inputs)
+    values = a["mdad"].fillna(np.inf).to_numpy()
+    sizes = a["size"].astype(int).to_numpy()
+    rises = [(int(sizes[i]), int(sizes[i + 1])) for i in range(len(values) - 1) if values[i + 1] > values[i]]
+    if not rises:
+        return Claim(f"random sampling's MDAD does not rise with k over the {len(sizes)} sizes run",
+                     "random_by_size", inputs)
+    at = m.set_index("size")["mdad"]
+    shown = ", ".join(f"k = {lo} to {hi} ({mdad_text(float(a.set_index('size')['mdad'][lo]))} to "
+                      f"{mdad_text(float(a.set_index('size')['mdad'][hi]))}; monotone fit: "
+                      f"{mdad_text(float(at.get(lo, np.nan)))} to {mdad_text(float(at.get(hi, np.nan)))})"
+                      for lo, hi in rises)
+    text = (f"random sampling's MDAD rises with k from {shown}: more items cannot make random sampling less "
+            "reliable in expectation, so the rise is noise (a first crossing moves with the pairs of a single "
+            "gap bin); findings on this page read the monotone fit")
+    return Claim(text, "random_by_size", inputs)

@@ -268,6 +268,7 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
                      "n_pairs": int(total.sum()), "reached": b >= 0, "n_runs": len(pairs.runs)})
     table = pd.DataFrame(rows)
     table.attrs["bin_width"] = float(bin_width)  # the MDAD's resolution, which the noise rule allows for
+    table.attrs["threshold"] = float(threshold)
     return table
 
 

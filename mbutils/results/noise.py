@@ -25,8 +25,6 @@ import pandas as pd
 BETTER, WORSE, WITHIN = "better", "worse", "within noise"
 #: The gap-bin width (points) assumed when a table does not carry its own (``attrs["bin_width"]``).
 DEFAULT_BIN = 0.5
-#: Fewer target pairs per run, or fewer runs, than this make a thin pool: comparisons there are weak.
-THIN_PAIRS, THIN_RUNS = 45, 5
 
 
 def intervals(table: pd.DataFrame, bin_width: float | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -115,13 +113,26 @@ def random_within_ci_from(table: pd.DataFrame, baseline: str = "random") -> int 
     return from_size_on(not_worse_than_all(table, baseline))
 
 
-def thin_pool(n_targets: int, n_runs: int) -> str:
-    """Why a pool is too thin for confident comparisons ("" when it is not)."""
-    pairs = n_targets * (n_targets - 1) // 2
-    reasons = []
-    if pairs < THIN_PAIRS:
-        reasons.append(f"{n_targets} target{'s' if n_targets != 1 else ''} give only {pairs} "
-                       f"pair{'s' if pairs != 1 else ''} per run")
-    if n_runs < THIN_RUNS:
-        reasons.append(f"only {n_runs} run{'s' if n_runs != 1 else ''}")
-    return "; ".join(reasons)
+def thin_pool(detectable: pd.Series, n_runs: int, resolution: float = 2.0) -> str:
+    """Why a pool is too thin for the comparisons a page makes ("" when it is not).
+
+    ``detectable``: per size, the MDAD difference the page's paired comparisons
+    (:func:`mbutils.results.paired.compare_selectors`) would see with 80% power. The pool is thin
+    when the median over sizes exceeds ``resolution`` points; the text gives the range and how
+    many runs would bring the median down to ``resolution``."""
+    values = detectable.dropna()
+    values = values[np.isfinite(values.to_numpy(dtype=float))]
+    if values.empty:
+        return ("random sampling's MDAD is not reached at enough sizes to measure how large a difference "
+                "its comparisons could see")
+    median = float(values.median())
+    if median <= resolution:
+        return ""
+    runs = int(np.ceil(n_runs * (median / resolution) ** 2))
+    ends = values.sort_index()
+    span = (f"from about {ends.iloc[0]:.1f} points at k = {int(ends.index[0])} to {ends.iloc[-1]:.1f} at "
+            f"k = {int(ends.index[-1])}, median {median:.1f}" if len(ends) > 1 else
+            f"about {median:.1f} points at k = {int(ends.index[0])}")
+    return (f"its paired comparisons see a difference between two methods' MDADs with 80% power only {span}, "
+            f"more than the {resolution:g} points this book asks before it calls methods alike; about "
+            f"{runs:,} runs would bring the median to {resolution:g}")

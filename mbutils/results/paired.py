@@ -38,6 +38,11 @@ from mbutils.results.results_table import iter_groups
 BETTER, WORSE, WITHIN, UNKNOWN = "better", "worse", "within noise", "cannot tell"
 #: z_{0.975} + z_{0.80}: a difference this many standard errors from 0 is found 80% of the time.
 POWER_80 = float(norm.ppf(0.975) + norm.ppf(0.80))
+#: Below this many runs the run bootstrap's percentile interval is rough (few distinct resamples of the
+#: runs, a skewed distribution of the MDAD): verdicts from fewer runs are flagged ``few_runs``.
+FEW_RUNS = 20
+#: Bootstrap draws computed at once: bounds the weight matrix to BOOT_CHUNK x (runs x pairs) numbers.
+BOOT_CHUNK = 100
 
 
 def _pairs(results: pd.DataFrame, selector: str, split: str) -> dict:
@@ -65,6 +70,33 @@ def _difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(np.isinf(a) & np.isinf(b), np.nan, out)
 
 
+def _p_value(draws: np.ndarray) -> float:
+    """Two-sided bootstrap p-value of "no difference": twice the smaller share of draws on either side
+    of 0 (draws at 0 count half to each side), capped at 1; NaN without a usable draw."""
+    usable = draws[~np.isnan(draws)]
+    if not len(usable):
+        return float("nan")
+    below = (usable < 0).mean() + 0.5 * (usable == 0).mean()
+    return float(min(1.0, 2.0 * min(below, 1.0 - below)))
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error control over the given comparisons; NaN
+    stays NaN and is not counted). A comparison is significant at level 0.05 when its adjusted p <= 0.05.
+
+    >>> holm([0.01, 0.04, 0.03, float("nan")]).round(2).tolist()
+    [0.03, 0.06, 0.06, nan]
+    """
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    order = ok[np.argsort(p[ok], kind="stable")]
+    m = len(order)
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order]) if m else np.array([])
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
 def _compare_size(pa, pb, *, threshold, tie_rule, bin_width, method, n_boot, rng) -> dict:
     if not (np.array_equal(pa.runs, pb.runs) and np.array_equal(pa.true_diff, pb.true_diff)):
         raise ResultsError("the two selectors do not share their runs and targets: compare selectors of one "
@@ -77,14 +109,21 @@ def _compare_size(pa, pb, *, threshold, tie_rule, bin_width, method, n_boot, rng
     keep = counted.ravel()
     onehot = sparse.csr_matrix((np.ones(keep.sum()), (np.flatnonzero(keep), bins.ravel()[keep])),
                                shape=(n_runs * n_pairs, n_bins))
-    point = np.ones((1, n_runs * n_pairs))
-    runs_w = rng.multinomial(n_runs, np.full(n_runs, 1.0 / n_runs), size=n_boot)
-    weights = np.vstack([point, np.repeat(runs_w, n_pairs, axis=1) * rng.poisson(1.0, (n_boot, n_runs * n_pairs))])
-    total = np.asarray(onehot.T.dot(weights.T).T)
-    mdads = [_mdads(np.asarray(onehot.T.dot((weights * s.ravel()).T).T), total, threshold, method, bin_width)
-             for s in (agree_a.astype(float), agree_b.astype(float))]
+    scores = [s.astype(float).ravel() for s in (agree_a, agree_b)]
+    mdads = [[], []]
+    for start in range(0, n_boot + 1, BOOT_CHUNK):  # row 0: the point estimate; chunks bound the memory
+        rows = min(BOOT_CHUNK, n_boot + 1 - start)
+        runs_w = rng.multinomial(n_runs, np.full(n_runs, 1.0 / n_runs), size=rows)
+        weights = np.repeat(runs_w, n_pairs, axis=1) * rng.poisson(1.0, (rows, n_runs * n_pairs))
+        if start == 0:
+            weights[0] = 1.0
+        total = np.asarray(onehot.T.dot(weights.T).T)
+        for out, s in zip(mdads, scores):
+            out.append(_mdads(np.asarray(onehot.T.dot((weights * s).T).T), total, threshold, method, bin_width))
+    mdads = [np.concatenate(m) for m in mdads]
     diff = _difference(*mdads)
     draws = diff[1:]
+    p_value = _p_value(draws)
     finite = draws[np.isfinite(draws)]
     open_end = np.isnan(draws).mean() + np.isinf(draws).mean() > 0.025
     low, high = (np.quantile(draws[~np.isnan(draws)], [0.025, 0.975], method="inverted_cdf")
@@ -102,13 +141,13 @@ def _compare_size(pa, pb, *, threshold, tie_rule, bin_width, method, n_boot, rng
         verdict = WITHIN
     runs_for_2 = int(np.ceil(n_runs * (detectable / 2.0) ** 2)) if np.isfinite(detectable) else np.nan
     return {"mdad_a": ma, "mdad_b": mb, "difference": float(diff[0]), "low": float(low), "high": float(high),
-            "verdict": verdict, "detectable": detectable, "runs_for_2": runs_for_2, "n_runs": n_runs,
-            "n_pairs": int(n_pairs)}
+            "verdict": verdict, "p_value": p_value, "detectable": detectable, "runs_for_2": runs_for_2,
+            "n_runs": n_runs, "n_pairs": int(n_pairs), "few_runs": n_runs < FEW_RUNS}
 
 
 def compare_selectors(results: pd.DataFrame, a: str, b: str, *, threshold: float = 0.8, split: str = "seen",
                       bin_width: float = 0.5, tie_rule: str = "paper", method: str = "monotone", n_boot: int = 1000,
-                      seed: int = 0) -> pd.DataFrame:
+                      seed: int = 0, sizes=None) -> pd.DataFrame:
     """Per size, the paired MDAD difference of selectors ``a`` and ``b`` of one experiment.
 
     Parameters
@@ -126,12 +165,16 @@ def compare_selectors(results: pd.DataFrame, a: str, b: str, *, threshold: float
         Joint bootstrap draws.
     seed : int, default 0
         Seed of the bootstrap.
+    sizes : sequence of int, optional
+        Only these sizes (default every size both selectors ran).
 
     Returns
     -------
     pandas.DataFrame
         One row per size both ran: size, mdad_a, mdad_b, difference, low, high (95%, pointwise),
-        verdict, detectable (points, 80% power), runs_for_2, n_runs, n_pairs.
+        verdict, p_value (two-sided bootstrap p of no difference, for :func:`holm` over a page's
+        comparisons), detectable (points, 80% power), runs_for_2, n_runs, n_pairs, few_runs (fewer
+        than 20 runs: the run bootstrap's interval is rough).
 
     Examples
     --------
@@ -149,7 +192,7 @@ def compare_selectors(results: pd.DataFrame, a: str, b: str, *, threshold: float
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 44]))
     rows = [{"size": size, **_compare_size(pairs_a[size], pairs_b[size], threshold=threshold, tie_rule=tie_rule,
                                            bin_width=bin_width, method=method, n_boot=n_boot, rng=rng)}
-            for size in sorted(set(pairs_a) & set(pairs_b))]
+            for size in sorted(set(pairs_a) & set(pairs_b)) if sizes is None or size in set(map(int, sizes))]
     out = pd.DataFrame(rows)
     out.attrs.update(selectors=(a, b), threshold=threshold, n_boot=n_boot)
     return out

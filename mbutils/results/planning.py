@@ -67,17 +67,21 @@ def _compare_selectors(results: pd.DataFrame, random_size: int | None, gap_bin_i
     at = mdads[mdads["size"] == target].copy()
     at["random_mdad"] = random_sim.get(target, random_pred.get(target, np.nan))
     at["random_source"] = "simulated" if target in random_sim.index else "predicted"
-    random_row = mdads[(mdads["selector"] == "random") & (mdads["size"] == target)]
-    if len(random_row):  # the noise rule against random's own interval
-        r_low, r_high = (float(v[0]) for v in noise.intervals(random_row))
-    else:  # predicted: exact, no interval of its own
-        r_low = r_high = float(at["random_mdad"].iloc[0]) if np.isfinite(at["random_mdad"].iloc[0]) else np.inf
-    low, high = noise.intervals(at)
-    verdict = noise.compare(low, high, np.full(len(at), r_low), np.full(len(at), r_high))
-    better = at["mdad"].fillna(np.inf) < at["random_mdad"].fillna(np.inf)
-    at["beats_random"] = np.where(verdict == noise.BETTER, "yes (disjoint intervals)",
-                                  np.where(better, "within noise", "no"))
-    at.loc[at["selector"] == "random", "beats_random"] = "-"
+    if target in random_sim.index:  # random ran in this experiment: compare pairwise on the shared runs
+        from mbutils.results.paired import BETTER, compare_selectors
+
+        def beats(selector: str) -> str:
+            row = compare_selectors(results, selector, "random", threshold=threshold, bin_width=bin_width,
+                                    tie_rule=tie_rule, sizes=[int(target)]).iloc[0]
+            return "yes (paired interval below 0)" if row["verdict"] == BETTER else str(row["verdict"])
+    else:  # predicted: exact, no interval of its own; the selector's interval against that number
+        r = float(at["random_mdad"].iloc[0]) if np.isfinite(at["random_mdad"].iloc[0]) else np.inf
+        low, high = noise.intervals(at)
+        unpaired = dict(zip(at["selector"], noise.compare(low, high, np.full(len(at), r), np.full(len(at), r))))
+
+        def beats(selector: str) -> str:
+            return "yes (interval below)" if unpaired[selector] == noise.BETTER else str(unpaired[selector])
+    at["beats_random"] = [("-" if s == "random" else beats(s)) for s in at["selector"]]
     at["smallest_size_reaching"] = at["selector"].map(reach).astype("float64")
     cols = ["selector", "size", "mdad", "ci_low", "ci_high", "random_mdad", "random_source",
             "beats_random", "smallest_size_reaching"]

@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 
 from mbutils.data.bundle import find_bundle, validate_bundle
-from mbutils.results.claims import best_at_size
 from mbutils.base.errors import MbutilsError
 from mbutils.results.metrics import mdad_table, summary_table
 from mbutils.results.pair_metrics import gap_bins
@@ -207,18 +206,20 @@ def items_needed(mdads: dict, gaps: Sequence[float]) -> "pd.DataFrame":  # noqa:
     return out
 
 
-def benchmark_facts(setting, res, mdad, summary) -> dict[str, str]:
-    """Headline numbers of a benchmark chapter, formatted, for glue and the summary paragraph."""
+def benchmark_facts(setting, res, mdad, summary, small_verdict: str) -> dict[str, str]:
+    """Headline numbers of a benchmark chapter, formatted, for glue and the summary paragraph.
 
-
+    Random sampling's MDAD is read from the monotone fit of its agreement curve (a first crossing
+    can come from one lucky bin); ``small_verdict`` is the paired comparison at the smallest size
+    (:func:`mbutils.results.claims_paired.best_at_size_of`)."""
     k = headline_size(setting.sizes)
     small = min(setting.sizes)
     row = summary[(summary["selector"] == "random") & (summary["size"] == k)].iloc[0]
-    m_random = mdad[(mdad["selector"] == "random") & (mdad["size"] == k)]["mdad"].iloc[0]
+    mono = mdad_table(res[res["selector"] == "random"], threshold=mdad.attrs.get("threshold", 0.8), method="monotone",
+                      ci="none").set_index("size")["mdad"]
+    m_random = float(mono.get(k, np.nan))
     gaps = pair_gaps(setting.benchmark.accuracy)
     share = np.mean(gaps < m_random) if np.isfinite(m_random) else 1.0
-    at_small = mdad[mdad["size"] == small].set_index("selector")["mdad"]
-    verdict = best_at_size(mdad, small)
     return {
         "data": f"{setting.data.name} ({setting.data.kind})",
         "settings": setting.settings_text(),
@@ -230,8 +231,8 @@ def benchmark_facts(setting, res, mdad, summary) -> dict[str, str]:
         "mdad_random": fmt_points(m_random),
         "share_below": f"{share:.0%}",
         "small_k": str(small),
-        "small_verdict": verdict.text,
-        "random_small_mdad": fmt_points(at_small.get("random", np.nan)),
+        "small_verdict": small_verdict,
+        "random_small_mdad": fmt_points(float(mono.get(small, np.nan))),
     }
 
 
