@@ -38,6 +38,7 @@ _MODULES = {
     'mbutils.book.benchmark_page': ('benchmark_setup', 'agreement_by_size', 'metrics_by_size', 'unseen_half',
                                     'mdad_by_thresholds'),
     'mbutils.book.versus': ('versus_random',),
+    'mbutils.book.facts': ('glue_data_facts',),
     'mbutils.book.adaptive': ('adaptive_data', 'applicability', 'exposure_table', 'helps_table', 'not_run_reason',
                               'path_figure', 'path_table', 'stops_helping'),
     'mbutils.book.exercises': ('plain_stratified_bias', 'random_sampling_error', 'within_stratum_sd',

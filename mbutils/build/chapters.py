@@ -96,7 +96,33 @@ def read_chapter(chapter: str | Path):
         raise ChapterError(f"{path}: cannot be read as a notebook ({type(err).__name__}: {err})") from None
 
 
-def to_notebook(chapter: str | Path, out: str | Path, *, launch: bool = False) -> Path:
+def retitle_for_data(nb, chapter: str | Path, values: dict):
+    """A chapter run on data other than its own says so in its title: '# GPQA' run with ``data`` set to a
+    reader's bundle becomes '# GPQA, run on mybundle', so the page never looks like GPQA's own."""
+    import ast as _ast
+
+    given = values.get("data")
+    default = chapter_parameters(chapter).get("data", {}).get("default")
+    try:
+        default = _ast.literal_eval(default) if default is not None else None
+    except (ValueError, SyntaxError):
+        default = None
+    if given is None or str(given) == str(default):
+        return nb
+    name = Path(str(given)).name or str(given)
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        lines = cell.source.split("\n")
+        heading = next((i for i, line in enumerate(lines) if line.startswith("# ")), None)
+        if heading is not None:
+            lines[heading] = f"{lines[heading].rstrip()}, run on {name}"
+            cell.source = "\n".join(lines)
+            break
+    return nb
+
+
+def to_notebook(chapter: str | Path, out: str | Path, *, launch: bool = False, values: dict | None = None) -> Path:
     """Write a chapter as ``.ipynb`` (no outputs) for papermill or Jupyter; returns the path.
 
     ``launch``: open with the install cell of :func:`mbutils.build.publish.launch_cell` (for the
@@ -104,6 +130,8 @@ def to_notebook(chapter: str | Path, out: str | Path, *, launch: bool = False) -
     import nbformat
 
     nb = read_chapter(chapter)
+    if values:
+        nb = retitle_for_data(nb, chapter, values)
     if launch:
         from mbutils.build.publish import launch_notebook
 
@@ -317,7 +345,7 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
             tempfile.TemporaryDirectory(dir=out, prefix=f".{source.stem}-{os.getpid()}-") as tmp:
         manager = {"kernel_manager_class": cls} if (cls := _kernel_manager_class(sockets)) else {}
         executed = Path(tmp) / f"{source.stem}.ipynb"
-        unexecuted = to_notebook(source, Path(tmp) / f"{source.stem}.source.ipynb")
+        unexecuted = to_notebook(source, Path(tmp) / f"{source.stem}.source.ipynb", values=values)
         try:
             with _environment({"MBUTILS_PROFILE": profile} if profile else {}):
                 papermill.execute_notebook(

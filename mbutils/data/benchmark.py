@@ -156,6 +156,21 @@ class Benchmark:
         """Full-benchmark accuracy per model (fraction, not points)."""
         return self.correct.mean(axis=1)
 
+    @cached_property
+    def n_options(self) -> np.ndarray:
+        """Answer options per item (floats; NaN where the bundle does not say): items.csv's ``n_options``
+        column, else the bundle's provenance.json (:mod:`mbutils.data.bundle.options`)."""
+        from mbutils.data.bundle.options import options_per_item
+
+        return options_per_item(self.item_info, self.n_items)
+
+    @property
+    def chance(self) -> float | None:
+        """Expected accuracy of a uniform guess over the items (the mean of 1 / options), as a fraction;
+        None when any item's number of options is unknown."""
+        options = self.n_options
+        return None if np.isnan(options).any() else float(np.mean(1.0 / options))
+
     @property
     def has_confidence(self) -> bool:
         """Whether the bundle has confidences (probabilities of the gold answer)."""

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.data.bundle.files import _decode, _present, _read_table, _separator_hint
+from mbutils.data.bundle.options import OPTION_COLUMNS, bad_option_rows
 from mbutils.data.bundle.format import CONFIDENCE, ITEMS, MODELS, TARGET_SETS
 from mbutils.data.bundle.problems import MAX_LISTED, _Log, _duplicates, _index, _names, _numbers, _row, _unusable
 from mbutils.data.bundle.responses import _Responses
@@ -115,6 +116,15 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
     if unlisted.size:
         return None
     index = first[found]
+    for column in (c for c in OPTION_COLUMNS if c in data):
+        bad = bad_option_rows(data[column])
+        log.listing(
+            ITEMS,
+            [(f"{_row(lines[i], 'item', names[i])}, column '{column}'",
+              f"'{data[column][i]}' is not a number of answer options; give a whole number of at least 2, or "
+              "leave the cell empty when it is not known") for i in bad[:MAX_LISTED]],
+            bad.size, f"items with an unusable {column}",
+        )
     info_cols = [c for c in columns if c not in ("item", "subtask")]
     info = None
     if info_cols:

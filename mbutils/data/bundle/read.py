@@ -20,6 +20,7 @@ import pandas as pd
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import BundleError
 from mbutils.data.bundle.format import MISSING_POLICIES
+from mbutils.data.bundle.options import with_options
 from mbutils.data.bundle.metadata import _read_confidence, _read_items, _read_models, _read_target_sets
 from mbutils.data.bundle.problems import Problem, _Log
 from mbutils.data.bundle.responses import _MISSING, _Responses, _missing_choices, _missing_summary, _read_responses
@@ -77,6 +78,7 @@ def load_bundle(name_or_dir: str | Path, *, missing: str = "error") -> Benchmark
     models = resp.models[rows]
     kept = set(models)
     item_info = None if parsed.item_info is None else parsed.item_info.iloc[cols].reset_index(drop=True)
+    item_info = with_options(item_info, folder, resp.items[cols], parsed.subtasks[cols])
     model_info = None if parsed.model_info is None else parsed.model_info.iloc[rows].reset_index(drop=True)
     return Benchmark(
         name=folder.name,
