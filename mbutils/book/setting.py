@@ -116,7 +116,7 @@ class Setting:
         sizes = list(sizes or self.sizes)
         n_src = n_sources or p.n_sources
         sources = f"{n_src} sources" if isinstance(n_src, str) else count_noun(n_src, "source")
-        return (f"{self.data.name} ({self.data.kind}); {count_noun(runs or p.n_runs, 'run')}; "
+        return (f"{self.data.display_name} ({self.data.kind}); {count_noun(runs or p.n_runs, 'run')}; "
                 f"{sources}, {targets}; seed {p.seed}; "
                 f"k = {', '.join(map(str, sizes))}; profile '{self.profile}'")
 
@@ -166,7 +166,7 @@ class Setting:
         b, d, p = self.benchmark, self.data, self.protocol
         what = {"real": "real results", "custom": "a user bundle",
                 "synthetic": "a synthetic stand-in (simulated models, not real results)"}[d.kind]
-        text = f"This page runs on {d.name}, {what}: {b.n_models:,} models × {b.n_items:,} items"
+        text = f"This page runs on {d.display_name}, {what}: {b.n_models:,} models × {b.n_items:,} items"
         if self.pool_fitted:
             return (text + f", too few models for the paper's 300 sources + 50 targets, so the protocol is "
                     f"fitted to the pool: {p.n_sources} sources and {p.n_targets} targets per run.")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mbutils.data.datapath import describe_data_path
-from mbutils.data.catalogue import BENCHMARK_TITLES, BENCHMARKS, CATALOGUE, SYNTHETIC_PREFIX  # noqa: F401  (re-exported)
+from mbutils.data.catalogue import BENCHMARK_TITLES, BENCHMARKS, BUNDLE_TITLES, CATALOGUE, SYNTHETIC_PREFIX  # noqa: F401,E501
 from mbutils.base.errors import MbutilsError
 
 
@@ -34,6 +34,12 @@ class DataChoice:
         return self.benchmark.name
 
     @property
+    def display_name(self) -> str:
+        """How pages name the bundle: a shipped real bundle by its benchmark and source ('BBH (Open LLM
+        Leaderboard)'); a stand-in or a reader's bundle by the name that loads it."""
+        return BUNDLE_TITLES.get(self.name, self.name) if self.kind == "real" else self.name
+
+    @property
     def title(self) -> str:
         return BENCHMARK_TITLES.get(self.key, self.key)
 
@@ -47,7 +53,8 @@ class DataChoice:
         what = {"real": "real results", "synthetic": "SYNTHETIC data (IRT simulator, not real model results)",
                 "custom": "a user bundle"}[self.kind]
         conf = "with" if b.confidence is not None else "without"
-        return (f"{b.name}: {what}; {b.n_models} models x {b.n_items:,} items, "
+        named = self.display_name if self.display_name == b.name else f"{self.display_name} (bundle '{b.name}')"
+        return (f"{named}: {what}; {b.n_models} models x {b.n_items:,} items, "
                 f"{len(b.subtask_names)} subtask{'s' if len(b.subtask_names) != 1 else ''}, {conf} confidences")
 
 

@@ -221,7 +221,7 @@ def benchmark_facts(setting, res, mdad, summary, small_verdict: str) -> dict[str
     gaps = pair_gaps(setting.benchmark.accuracy)
     share = np.mean(gaps < m_random) if np.isfinite(m_random) else 1.0
     return {
-        "data": f"{setting.data.name} ({setting.data.kind})",
+        "data": f"{setting.data.display_name} ({setting.data.kind})",
         "settings": setting.settings_text(),
         "protocol": (f"{setting.protocol.n_sources} sources and {setting.protocol.n_targets} targets per run"
                      + (", fitted to its pool" if setting.pool_fitted else "")),
