@@ -177,13 +177,28 @@ def chapter_parameters(chapter: str | Path) -> dict[str, dict]:
     source = cell.source
     comments = {tok.start[0]: tok.string.lstrip("# ").strip()
                 for tok in tokenize.generate_tokens(io.StringIO(source).readline) if tok.type == tokenize.COMMENT}
+    lines = source.splitlines()
     params = {}
     for node in ast.parse(source).body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             params[name] = {"name": name, "default": ast.get_source_segment(source, node.value),
-                            "help": comments.get(node.lineno, "")}
+                            "help": comments.get(node.lineno) or _comment_above(lines, node.lineno, comments, name)}
     return params
+
+
+def _comment_above(lines: list[str], lineno: int, comments: dict, name: str) -> str:
+    """The help of a parameter whose comment stands on the lines right above it, wrapped so the cell fits the
+    page: the contiguous comment lines before ``lineno`` (1-based) from the one that starts ``# <name>:``."""
+    block = []
+    i = lineno - 1
+    while i >= 1 and lines[i - 1].lstrip().startswith("#") and i in comments:
+        block.insert(0, comments[i])
+        i -= 1
+    start = next((j for j in range(len(block) - 1, -1, -1) if block[j].startswith(f"{name}:")), None)
+    if start is None:
+        return ""
+    return " ".join([block[start][len(name) + 1:].strip(), *block[start + 1:]]).strip()
 
 
 #: Counts a chapter parameter may take, checked before anything runs (the command line's limits).
