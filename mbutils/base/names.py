@@ -8,8 +8,8 @@ so any layer may.
 
 The styles are built to survive a greyscale print: families (a method and its variants)
 share a hue and a marker, members of a family differ in line style, and members that
-could still be confused differ in lightness (CIE L*) by a clear margin. The hues are the
-colour-blind-safe Okabe-Ito / Tol families.
+could still be confused differ in lightness (CIE L*) by a clear margin. The hues are
+:data:`PALETTE`'s, eight colours told apart with deuteranopia and protanopia too.
 """
 
 from __future__ import annotations
@@ -37,35 +37,47 @@ def _family(name: str, members: Sequence[tuple[str, str, str, str, str]], marker
     return {sel: SelectorStyle(lab, color, ls, mk or marker, name) for sel, lab, color, ls, mk in members}
 
 
-#: The one place where selectors get their names and looks. Lightness (L*) in comments:
-#: members of a family that share a line style or marker differ by at least 20.
+#: The book's eight series colours: the Okabe-Ito hues (black, blue, vermillion, bluish green,
+#: reddish purple, orange, sky blue) and a wine, each darkened or lightened until every two of them
+#: differ by at least 16 CIEDE2000 units under normal vision and under simulated deuteranopia and
+#: protanopia (Machado et al. 2009), and all but orange and sky blue keep a 3:1 contrast with the white
+#: page. Lightness alone cannot tell eight colours apart in greyscale, so every series also has its
+#: own marker, and series whose CIE L* differ by less than 20 never share a line style
+#: (:data:`mbutils.book.plots.base.SERIES_STYLES`; tests/book/test_figure_legibility.py checks all of it).
+PALETTE = {"blue": "#005b8e", "vermillion": "#b55000", "green": "#008662", "purple": "#c2739f",  # L* 37 46 49 58
+           "orange": "#e69f00", "sky": "#5eb8ea", "wine": "#6d1b44", "black": "#000000"}       # L* 71 71 25 0
+
+#: The one place where selectors get their names and looks. Each family (a method and its variants)
+#: has a colour of :data:`PALETTE` and one marker of its own; its members differ in line style, and
+#: members that share a line style or a marker differ in lightness by at least 20 L* (in comments).
+#: Subtask 'proportional' is a violet, not a lighter wine: that would be Diversity's purple.
 STYLES: dict[str, SelectorStyle] = {
-    **_family("random", [("random", "Random", "#333333", "-", "")], "o"),            # L* 21
+    **_family("random", [("random", "Random", PALETTE["black"], "-", "")], "o"),      # L* 0
     **_family("subtask", [
-        ("subtask_equal", "Random, subtask-stratified", "#6b6b6b", "-", "s"),        # L* 45
-        ("subtask_equal_weighted", "Subtask-stratified, reweighted", "#6b6b6b", "--", "s"),
-        ("subtask_proportional", "Random, subtask 'proportional'", "#a3a3a3", "-", "D"),  # L* 67
-        ("subtask_proportional_weighted", "Subtask 'proportional', reweighted", "#a3a3a3", "--", "D"),
+        ("subtask_equal", "Random, subtask-stratified", PALETTE["wine"], "-", "s"),  # L* 25
+        ("subtask_equal_weighted", "Subtask-stratified, reweighted", PALETTE["wine"], "--", "s"),
+        ("subtask_proportional", "Random, subtask 'proportional'", "#8068f8", "-", "D"),  # L* 53
+        ("subtask_proportional_weighted", "Subtask 'proportional', reweighted", "#8068f8", "--", "D"),
     ], "s"),
-    **_family("confidence", [("confidence_stratified", "Confidence strata", "#009e73", "-", "")], "^"),
+    **_family("confidence", [("confidence_stratified", "Confidence strata", PALETTE["green"], "-", "")], "^"),
     **_family("diversity", [
-        ("diversity", "Diversity (DPP)", "#cc79a7", "-", ""),                          # L* 61
-        ("diversity_weighted", "Diversity (DPP), weighted", "#882255", "--", ""),     # L* 32
+        ("diversity", "Diversity (DPP)", PALETTE["purple"], "-", ""),                  # L* 58
+        ("diversity_weighted", "Diversity (DPP), weighted", "#6b3f57", "--", ""),     # L* 33
     ], "v"),
     **_family("anchor", [
-        ("anchor_points", "Anchor Points", "#d55e00", "-", ""),                        # L* 54
-        ("anchor_points_binary", "Anchor Points (0/1)", "#7f2704", "--", ""),         # L* 29
+        ("anchor_points", "Anchor Points", PALETTE["vermillion"], "-", ""),            # L* 46
+        ("anchor_points_binary", "Anchor Points (0/1)", "#642c00", "--", ""),         # L* 25
     ], "P"),
     **_family("tinybenchmarks", [
-        ("tinybenchmarks", "tinyBenchmarks", "#0072b2", "-", ""),                      # L* 46
-        ("tinybenchmarks_irt", "tinyBenchmarks IRT", "#56b4e9", "--", ""),            # L* 70
-        ("tinybenchmarks_pirt", "tinyBenchmarks p-IRT", "#56b4e9", ":", ""),
-        ("tinybenchmarks_gpirt", "tinyBenchmarks gp-IRT", "#15375c", "-.", ""),       # L* 23
+        ("tinybenchmarks", "tinyBenchmarks", PALETTE["blue"], "-", ""),                # L* 37
+        ("tinybenchmarks_irt", "tinyBenchmarks IRT", PALETTE["sky"], "--", ""),       # L* 71
+        ("tinybenchmarks_pirt", "tinyBenchmarks p-IRT", PALETTE["sky"], ":", ""),
+        ("tinybenchmarks_gpirt", "tinyBenchmarks gp-IRT", "#002940", "-.", ""),       # L* 15
     ], "X"),
     **_family("adaptive", [
-        ("adaptive_fisher", "Adaptive (max. information)", "#a6761d", "-", ""),     # L* 53
-        ("adaptive_randomesque", "Adaptive, randomesque", "#d9b365", "--", ""),       # L* 75
-        ("adaptive_pirt", "Adaptive p-IRT", "#5c3d0a", ":", ""),                      # L* 29
+        ("adaptive_fisher", "Adaptive (max. information)", PALETTE["orange"], "-", ""),  # L* 71
+        ("adaptive_randomesque", "Adaptive, randomesque", "#966700", "--", ""),       # L* 47
+        ("adaptive_pirt", "Adaptive p-IRT", "#4e3600", ":", ""),                      # L* 25
     ], "*"),
 }
 

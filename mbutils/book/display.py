@@ -16,6 +16,8 @@ from mbutils.results.reports import fmt_points  # noqa: F401  (chapters call boo
 from mbutils.base.names import (CI_FLOOR_MARK, CI_FLOOR_NOTE, ci_bound_text, ci_floored, column_label, label, target_set_label, yes_no)
 from mbutils.base.tables import MDAD_VALUE_COLUMNS, NOT_REACHED, render
 from mbutils.book.numbering import next_number
+from mbutils.book.plots.layout import (CSS_PX_PER_INCH, FIGURE_DPI, HTML_COLUMN_PX, MIN_TEXT_PT, PAGE_WIDTH_IN,
+                                       PNG_PAD_IN)
 
 
 def admonition(title: str, body_html: str, kind: str = "note") -> str:
@@ -34,23 +36,22 @@ def note(title: str, body: str, kind: str = "note", *, markup: bool = False) -> 
     display(HTML(admonition(title, body if markup else html.escape(body), kind)))
 
 
-#: Width (CSS px) a figure is rendered at: the book theme's content column in a 1,400 px
-#: window, so a browser shows it at (nearly) its natural size instead of shrinking it.
-COLUMN_PX = 720
-#: The smallest text a reader should have to read on a figure, in CSS px as displayed.
-MIN_TEXT_PX = 9.0
-_DPI_RANGE = (24.0, 140.0)  # a wide figure is drawn smaller and its text scaled up, not shrunk on screen
+#: Width (CSS px) of the column a figure is shown in: the book theme's content column in a 1,400 px
+#: window (derived in :mod:`mbutils.book.plots.layout`).
+COLUMN_PX = HTML_COLUMN_PX
+#: The smallest text a reader should have to read on a figure, in CSS px as displayed: 9 pt.
+MIN_TEXT_PX = MIN_TEXT_PT * CSS_PX_PER_INCH / 72
 
-
-def figure_png(fig, dpi: float = 110) -> bytes:
+def figure_png(fig, dpi: float = FIGURE_DPI) -> bytes:
     """PNG bytes of a Figure (backend independent)."""
     buf = BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", pad_inches=PNG_PAD_IN)
     return buf.getvalue()
 
 
-def _readable(fig, dpi: float) -> None:
-    """Scale every text of ``fig`` up so that none is displayed smaller than MIN_TEXT_PX.
+def _readable(fig, narrowed: bool = False) -> None:
+    """Scale every text of ``fig`` up so that none is smaller than MIN_TEXT_PT (the figure is shown
+    at its own size, so that is its size on the page); lay a ``narrowed`` figure out again.
 
     Figures of :mod:`mbutils.book.plots` lay themselves out again at every draw (constrained
     layout) and re-flow their legend; other figures get a tight layout after scaling.
@@ -62,18 +63,16 @@ def _readable(fig, dpi: float) -> None:
 
     stamps = [t for t in fig.findobj(Text) if t.get_text() == STAND_IN_TEXT]
     texts = [t for t in fig.findobj(Text) if t.get_text().strip() and t.get_text() != STAND_IN_TEXT]
-    smallest_px = min((t.get_fontsize() for t in texts), default=np.inf) * dpi / 72
-    factor = MIN_TEXT_PX / smallest_px if smallest_px < MIN_TEXT_PX else 1.0
+    smallest = min((t.get_fontsize() for t in texts), default=np.inf)
+    factor = MIN_TEXT_PT / smallest if smallest < MIN_TEXT_PT else 1.0
     for stamp in stamps:  # the stamp is kept small, but readable, and never drives the scaling
-        stamp.set_fontsize(max(stamp.get_fontsize(), MIN_TEXT_PX * 72 / dpi / factor))
-    if factor == 1.0:
-        return
-    scale_text(fig, factor)
-    if not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
-        left, bottom, right, top = getattr(fig, "mbutils_layout_rect", (0, 0, 1, 1))
+        stamp.set_fontsize(max(stamp.get_fontsize(), MIN_TEXT_PT / factor))
+    if factor != 1.0:
+        scale_text(fig, factor)
+    if (factor != 1.0 or narrowed) and not isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine):
         with warnings.catch_warnings():  # a crowded grid keeps its layout; the tight bbox still fits it all
             warnings.filterwarnings("ignore", message="Tight layout not applied", category=UserWarning)
-            fig.tight_layout(rect=(left, min(bottom * factor, 0.4), right, top))  # room for the larger legend
+            fig.tight_layout()
 
 
 def _stand_in_axes(fig, stand_in):
@@ -94,7 +93,8 @@ def _stand_in_axes(fig, stand_in):
 
 
 def prepare_figure(fig, stand_in=False) -> float:
-    """Ready ``fig`` for the page: stamp its stand-in panels, scale its text; returns the dpi.
+    """Ready ``fig`` for the page: at most the page's width, its stand-in panels stamped, no text
+    below 9 pt; returns the dpi to render it at (one PNG pixel per CSS pixel: shown at its own size).
 
     ``stand_in`` is an explicit flag (never guessed from a caption): False, True (the
     whole figure is drawn from stand-ins) or the Axes of the panels that are.
@@ -103,32 +103,40 @@ def prepare_figure(fig, stand_in=False) -> float:
     from mbutils.book.plots.base import plain_text
 
     plain_text(fig)  # names from the data are text, never mathtext
+    narrowed = fig.get_figwidth() > PAGE_WIDTH_IN + 1e-6
+    if narrowed:  # drawn elsewhere, wider than the page: narrowed to it (its text keeps its size)
+        fig.set_size_inches(PAGE_WIDTH_IN, fig.get_figheight())
     panels = _stand_in_axes(fig, stand_in)
     if panels is not None:
         mark_stand_in(fig, panels)
-    dpi = min(max(COLUMN_PX / fig.get_figwidth(), _DPI_RANGE[0]), _DPI_RANGE[1])
-    _readable(fig, dpi)
-    return dpi
+    _readable(fig, narrowed)
+    return FIGURE_DPI
 
 
 def render_figure(fig, caption: str, *, alt: str | None = None, stand_in=False, label: str | None = None) -> str:
     """The HTML of a numbered figure: an embedded PNG sized for the column, its alt text and caption.
 
-    The PNG's natural width is about :data:`COLUMN_PX`, so it is not shrunk on screen; text
-    is scaled so that none is displayed below :data:`MIN_TEXT_PX`. Panels drawn from
+    The figure is at most the page's width (:data:`mbutils.book.plots.layout.PAGE_WIDTH_IN`) and its
+    PNG is shown at its own size, so no text is displayed below 9 pt (:data:`MIN_TEXT_PX`) in the
+    HTML column, nor in the PDF, which stretches it to the text width. Panels drawn from
     synthetic stand-ins carry a small "stand-in data" stamp when ``stand_in`` says so
     (True: all panels; or a sequence of Axes); the caption is left as written. The figure
     is numbered per chapter; with a ``label`` the prose can cite it (see :mod:`.numbering`).
     """
+    from matplotlib.text import Text
+
     dpi = prepare_figure(fig, stand_in)
     number, anchor = next_number("figure", label)
     png = figure_png(fig, dpi)
     width = int.from_bytes(png[16:20], "big")  # the PNG header's width field
     alt = alt or caption.split(". ")[0].rstrip(".")
     data = base64.b64encode(png).decode()
+    # the smallest text drawn (pt at the PNG's own size), for whoever measures the displayed page
+    smallest = min((t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()),
+                   default=MIN_TEXT_PT)
     return (f'<figure class="mbutils-figure" id="{anchor}">'
             f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}" '
-            f'width="{width}" style="max-width:100%;height:auto">'
+            f'width="{width}" data-text-pt="{smallest:.2f}" style="max-width:100%;height:auto">'
             f'<figcaption class="mbutils-caption"><b>Figure {number}.</b> {html.escape(caption)}</figcaption>'
             "</figure>")
 

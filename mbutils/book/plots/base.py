@@ -1,9 +1,10 @@
 """What every figure shares: the figure grid, the legend area, size ticks and text that fits.
 
-Figures are laid out by matplotlib's constrained layout, so labels, titles and the legend
-area below the panels get their room again at every draw, also after the book scales the
-text up (:func:`scale_text`). Legends live outside the axes (a row below the panels), so
-they never cover data, axis labels or another panel's text.
+Figures are drawn at the width they are shown at (:mod:`.layout`): panels that do not fit the
+page side by side wrap into rows. They are laid out by matplotlib's constrained layout, so
+labels, titles and the legend area below the panels get their room again at every draw, also
+after the book scales the text up (:func:`scale_text`). Legends live outside the axes (a row
+below the panels), so they never cover data, axis labels or another panel's text.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from mbutils.base.names import label, style
+from mbutils.base.names import PALETTE, label, style
+from mbutils.book.plots.layout import MIN_TEXT_PT, grid_figure, tidy_labels
 
 
 THRESHOLD_COLOR = "#666666"
@@ -28,26 +30,28 @@ STAND_IN_TEXT = "stand-in data"
 STAND_IN_COLOR = "#a33a3a"
 _STAND_IN_GID = "mbutils-stand-in"
 
-#: Series that are not selectors (benchmarks of one figure): colour, line style, marker;
-#: neighbours differ in lightness and all differ in line style or marker (greyscale-safe).
-SERIES_STYLES = (("#0072b2", "-", "o"), ("#d55e00", "--", "s"), ("#009e73", "-.", "D"),
-                 ("#333333", ":", "^"), ("#cc79a7", "-", "v"), ("#a6761d", "--", "P"))
+#: Series that are not selectors (benchmarks of one figure): colour, line style, marker. The
+#: colours are :data:`~mbutils.base.names.PALETTE`'s eight; every series has its own marker, and
+#: two series share a line style only when their lightness differs by 20 L* or more (greyscale).
+SERIES_STYLES = ((PALETTE["blue"], "-", "o"), (PALETTE["vermillion"], "--", "s"), (PALETTE["green"], "-.", "D"),
+                 (PALETTE["purple"], ":", "^"), (PALETTE["orange"], "--", "v"), (PALETTE["sky"], "-", "P"),
+                 (PALETTE["wine"], "-.", "X"), (PALETTE["black"], ":", "*"))
+#: Marker size (points) of every data line: large enough to tell the shapes apart in print.
+MARKER_SIZE = 5
 
 
 def _figure(nrows: int = 1, ncols: int = 1, width: float = 4.2, height: float = 3.3, **kw):
     """A pyplot-free Figure (never auto-shown, never leaked) with constrained layout, and a
-    2-D array of axes."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width * ncols, height * nrows), layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False, **kw)
-    return fig, axes
+    2-D array of axes indexed as the ``nrows`` x ``ncols`` grid asked for; panels of ``width``
+    x ``height`` inches that do not fit the page side by side wrap into rows
+    (:func:`mbutils.book.plots.layout.grid_figure`, whose keywords it takes)."""
+    return grid_figure(nrows, ncols, width, height, **kw)
 
 
 def series_style(index: int) -> dict:
     """Line keywords of the ``index``-th non-selector series of a figure (e.g. a benchmark)."""
     color, linestyle, marker = SERIES_STYLES[index % len(SERIES_STYLES)]
-    return dict(color=color, linestyle=linestyle, marker=marker, markersize=4, linewidth=1.4)
+    return dict(color=color, linestyle=linestyle, marker=marker, markersize=MARKER_SIZE, linewidth=1.4)
 
 
 def selector_handle(selector: str):
@@ -55,7 +59,7 @@ def selector_handle(selector: str):
     from matplotlib.lines import Line2D
 
     st = style(selector)
-    return Line2D([], [], color=st.color, linestyle=st.linestyle, marker=st.marker, markersize=5,
+    return Line2D([], [], color=st.color, linestyle=st.linestyle, marker=st.marker, markersize=MARKER_SIZE + 1,
                   label=label(selector))
 
 
@@ -267,8 +271,10 @@ def plain_text(fig) -> None:
 
 def fit_text(fig) -> None:
     """Wrap titles and axis labels wider than their axes, and suptitles wider than the figure,
-    so that neighbouring panels' texts never run into each other."""
+    so that neighbouring panels' texts never run into each other (a y label repeating the one of
+    the panel on its left is dropped first)."""
     plain_text(fig)
+    tidy_labels(fig)
     renderer = _renderer(fig)
     fig.draw_without_rendering()  # the layout first: axes have their final size
     for ax in fig.axes:
@@ -417,7 +423,6 @@ def mark_stand_in(fig, axes=True) -> list:
     or an axis label; a panel is stamped once. Returns the stamped axes.
     """
     from matplotlib.axes import Axes
-    from matplotlib.text import Text
 
     if axes is True:
         chosen = [ax for ax in fig.axes if _has_data(ax)]
@@ -426,8 +431,7 @@ def mark_stand_in(fig, axes=True) -> list:
         strangers = [ax for ax in chosen if not isinstance(ax, Axes) or ax.figure is not fig]
         if strangers:
             raise ValueError("stand_in names axes that are not panels of this figure")
-    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_text().strip()]
-    fontsize = min(min(sizes, default=8.0), 8.0)
+    fontsize = MIN_TEXT_PT  # the smallest text a figure has: the stamp never crowds the panel's own
     renderer = _renderer(fig)
     fig.draw_without_rendering()
     placed, seen = [], set()

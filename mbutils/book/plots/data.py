@@ -7,7 +7,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from mbutils.book.plots.base import THRESHOLD_COLOR, _figure, fit_text, name_panels
+from mbutils.base.names import PALETTE
+from mbutils.book.plots.base import MARKER_SIZE, THRESHOLD_COLOR, _figure, fit_text, name_panels
 
 
 def _has_spread(values: np.ndarray) -> bool:
@@ -24,15 +25,14 @@ def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30, ch
     fig, axes = _figure(1, len(names), width=3.6, height=3.0)
     for ax, name in zip(axes.flat, names):
         values = 100 * np.asarray(accuracies[name], float)
-        sns.histplot(x=values, bins=bins, kde=_has_spread(values), color="#0173b2", alpha=0.7, ax=ax,
+        sns.histplot(x=values, bins=bins, kde=_has_spread(values), color=PALETTE["blue"], alpha=0.7, ax=ax,
                      edgecolor="white", linewidth=0.4)
         ax.set_xlabel("model accuracy (points)")
-        ax.set_ylabel("")
+        ax.set_ylabel("models")
         ax.set_title(f"{name} ({len(values)} models)", fontsize=10)
         if chance is not None:
             ax.axvline(100 * chance, color=THRESHOLD_COLOR, linestyle="--", linewidth=1.0)
         ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("models")
     name_panels(fig, names, axes.flat)
     fit_text(fig)
     return fig
@@ -48,14 +48,13 @@ def pairwise_histograms(accuracies: Mapping[str, np.ndarray], max_gap: float = 3
         acc = 100 * np.asarray(accuracies[name], float)
         i, j = np.triu_indices(len(acc), k=1)
         gaps = np.abs(acc[i] - acc[j])
-        sns.histplot(x=gaps[gaps <= max_gap], bins=np.arange(0, max_gap + bin_width, bin_width), color="#029e73",
-                     alpha=0.8, ax=ax, edgecolor="none")
+        sns.histplot(x=gaps[gaps <= max_gap], bins=np.arange(0, max_gap + bin_width, bin_width),
+                     color=PALETTE["green"], alpha=0.8, ax=ax, edgecolor="none")
         ax.set_xlabel("|accuracy difference| (points)")
-        ax.set_ylabel("")
+        ax.set_ylabel("model pairs")
         share = np.mean(gaps < 2.0)
         ax.set_title(f"{name}: {share:.0%} of pairs < 2 points", fontsize=10)
         ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("model pairs")
     name_panels(fig, names, axes.flat)
     fit_text(fig)
     return fig
@@ -64,11 +63,11 @@ def pairwise_histograms(accuracies: Mapping[str, np.ndarray], max_gap: float = 3
 def quantile_comparison(quantiles: Mapping[str, pd.DataFrame], points: Sequence[str] = ("accuracy", "pairwise_difference", "item_pvalue")):
     """Quantiles of real vs synthetic statistics, one panel per statistic (identity line = perfect)."""
     stats = [s for s in points if s in quantiles]
-    fig, axes = _figure(1, len(stats), width=3.6, height=3.4)
+    fig, axes = _figure(1, len(stats), width=3.5, height=3.3)
     for ax, stat in zip(axes.flat, stats):
         table = quantiles[stat]
         real, synth = 100 * table["real"].to_numpy(float), 100 * table["synthetic"].to_numpy(float)
-        ax.plot(real, synth, marker="o", color="#0173b2")
+        ax.plot(real, synth, marker="o", markersize=MARKER_SIZE, color=PALETTE["blue"])
         lo, hi = min(real.min(), synth.min()), max(real.max(), synth.max())
         ax.plot([lo, hi], [lo, hi], color=THRESHOLD_COLOR, linestyle="--", linewidth=0.8)
         ax.set_xlabel(f"real {stat.replace('_', ' ')} (points)")
@@ -94,7 +93,7 @@ def subtask_bars(names: Sequence[str], counts: Sequence[int], accuracy: Sequence
     bars.set_yticks(y, list(names))
     bars.set_ylim(n - 0.5, -0.5)  # first subtask on top, as listed
     bars.set_xlabel("items")
-    dots.plot(100 * np.asarray(accuracy, float), y, "o", color="#0173b2", markersize=4)
+    dots.plot(100 * np.asarray(accuracy, float), y, "o", color=PALETTE["blue"], markersize=4)
     dots.set_xlabel("mean model accuracy (points)")
     for ax in (bars, dots):
         ax.grid(alpha=0.3, axis="x")

@@ -7,8 +7,12 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from mbutils.base.names import STYLES, label, style
-from mbutils.book.plots.base import (NOT_REACHED_NOTE, THRESHOLD_COLOR, _figure, _finish, _ordered, _sizes, fit_text, fixed_ticks, name_panels, plain_log_ticks, series_style, size_axis)
+from mbutils.base.names import PALETTE, STYLES, label, style
+from mbutils.book.plots.base import (MARKER_SIZE, NOT_REACHED_NOTE, THRESHOLD_COLOR, _figure, _finish, _ordered, _sizes, fit_text, fixed_ticks, name_panels, plain_log_ticks, series_style, size_axis)
+from mbutils.book.plots.layout import panel_grid
+
+#: Panels of agreement curves share their y axis and need little room: three fit side by side.
+CURVE_PANEL_IN = 2.3
 
 
 def _marker_phase(selector: str) -> float:
@@ -24,7 +28,7 @@ def plot_curve(ax, curve: pd.DataFrame, selector: str, size: int, max_gap: float
     part = curve[(curve["selector"] == selector) & (curve["size"] == size) & (curve["gap"] <= max_gap)]
     st = style(selector)
     ax.plot(part["gap"], part["agreement"], color=st.color, linestyle=st.linestyle, linewidth=1.4,
-            marker=st.marker, markersize=4, markevery=(_marker_phase(selector), 0.22))
+            marker=st.marker, markersize=MARKER_SIZE, markevery=(_marker_phase(selector), 0.22))
     if mdad is not None and np.isfinite(mdad) and mdad <= max_gap:
         ax.axvline(mdad, color=st.color, linestyle=":", linewidth=1.2)
 
@@ -51,22 +55,19 @@ def agreement_curves(curve: pd.DataFrame, sizes: Sequence[int] | None = None,
     """Agreement curves, one panel per size, one line per selector (paper figs 1-3).
 
     ``mdad`` (a :func:`mbutils.results.metrics.mdad_table`) adds each selector's MDAD as a
-    dotted vertical line in its colour.
+    dotted vertical line in its colour. Panels run in rows of at most ``ncols`` (default 3), fewer
+    when the page is narrower.
     """
     selectors = _ordered(curve["selector"], selectors)
     sizes = _sizes(curve, sizes)
-    ncols = ncols or min(len(sizes), 3)
-    nrows = int(np.ceil(len(sizes) / ncols))
-    fig, axes = _figure(nrows, ncols, width=3.6, height=3.0, sharey=True)
+    fig, axes = _figure(1, len(sizes), width=3.6, height=3.0, sharey=True, min_width=CURVE_PANEL_IN,
+                        max_cols=ncols or 3)
     lookup = _mdad_lookup(mdad)
     for ax, k in zip(axes.flat, sizes):
         for s in selectors:
             plot_curve(ax, curve, s, k, max_gap, lookup.get((s, k)))
         _decorate_curve_axis(ax, threshold, max_gap, f"k = {k} items")
-    for ax in axes[:, 0]:
         ax.set_ylabel("pairwise agreement")
-    for ax in list(axes.flat)[len(sizes):]:
-        ax.set_visible(False)
     return _finish(fig, axes, selectors)
 
 
@@ -75,7 +76,7 @@ def plot_mdad(ax, mdad: pd.DataFrame, selector: str, x: str = "size", bands: boo
     part = mdad[mdad["selector"] == selector].sort_values(x)
     st = style(selector)
     xs, ys = part[x].to_numpy(float), part["mdad"].to_numpy(float)
-    ax.plot(xs, ys, color=st.color, linestyle=st.linestyle, marker=st.marker, markersize=4,
+    ax.plot(xs, ys, color=st.color, linestyle=st.linestyle, marker=st.marker, markersize=MARKER_SIZE,
             linewidth=1.4)
     if bands and {"ci_low", "ci_high"} <= set(part.columns):
         lo = part["ci_low"].to_numpy(float)
@@ -113,12 +114,12 @@ def metrics_vs_size(summary: pd.DataFrame, mdad: pd.DataFrame, selectors: Sequen
     """Estimation error, Kendall tau and MDAD against k, all selectors (paper fig 4)."""
     selectors = _ordered(summary["selector"], selectors)
     suffix = "" if split == "seen" else "_unseen"
-    fig, axes = _figure(1, 3, width=4.0, height=3.3)
+    fig, axes = _figure(1, 3, width=3.6, height=3.1)
     sizes = sorted(summary["size"].unique())
     for s in selectors:
         part = summary[summary["selector"] == s].sort_values("size")
         st = style(s)
-        kw = dict(color=st.color, linestyle=st.linestyle, marker=st.marker, markersize=4, linewidth=1.4)
+        kw = dict(color=st.color, linestyle=st.linestyle, marker=st.marker, markersize=MARKER_SIZE, linewidth=1.4)
         axes[0, 0].plot(part["size"], part[f"error{suffix}"], **kw)
         axes[0, 1].plot(part["size"], part[f"tau{suffix}"], **kw)
         plot_mdad(axes[0, 2], mdad, s)
@@ -140,12 +141,12 @@ def tau_and_curves(summary: pd.DataFrame, curve: pd.DataFrame, sizes: Sequence[i
     """Kendall tau against k beside agreement curves at a few sizes (paper fig 1)."""
     selectors = _ordered(summary["selector"], selectors)
     sizes = _sizes(curve, sizes)
-    fig, axes = _figure(1, 1 + len(sizes), width=3.8, height=3.3)
+    fig, axes = _figure(1, 1 + len(sizes), width=3.6, height=3.1)
     for s in selectors:
         part = summary[summary["selector"] == s].sort_values("size")
         st = style(s)
         axes[0, 0].plot(part["size"], part["tau"], color=st.color, linestyle=st.linestyle,
-                        marker=st.marker, markersize=4)
+                        marker=st.marker, markersize=MARKER_SIZE)
     size_axis(axes[0, 0], summary["size"].unique(), "Kendall tau-b")
     axes[0, 0].set_title("rank correlation looks fine…", fontsize=10)
     for ax, k in zip(axes[0, 1:], sizes):
@@ -162,13 +163,13 @@ def curves_and_mdad(curve: pd.DataFrame, mdad: pd.DataFrame, sizes: Sequence[int
     """Agreement curves with MDAD marked at a few sizes, then MDAD vs k with CI bands (paper fig 2)."""
     selectors = list(selectors)
     sizes = _sizes(curve, sizes)
-    fig, axes = _figure(1, len(sizes) + 1, width=3.6, height=3.2)
+    fig, axes = _figure(1, len(sizes) + 1, width=3.6, height=3.1)
     lookup = _mdad_lookup(mdad)
     for ax, k in zip(axes[0, :-1], sizes):
         for s in selectors:
             plot_curve(ax, curve, s, k, max_gap, lookup.get((s, k)))
         _decorate_curve_axis(ax, threshold, max_gap, f"k = {k} (dotted: MDAD)")
-    axes[0, 0].set_ylabel("pairwise agreement")
+        ax.set_ylabel("pairwise agreement")
     ax = axes[0, -1]
     for s in selectors:
         plot_mdad(ax, mdad[mdad["selector"].isin(selectors)], s)
@@ -183,32 +184,29 @@ def benchmark_grid(curves: Mapping[str, pd.DataFrame], mdads: Mapping[str, pd.Da
                    threshold: float = 0.8, max_gap: float = 20.0):
     """Rows = benchmarks: agreement curves at several sizes, then MDAD vs k (paper fig 3).
 
-    The benchmark names the row (in its first y label), so panel titles stay short enough
-    for narrow panels.
+    Each benchmark starts a row and wraps onto the next when its panels do not fit the page; every
+    panel's title names its benchmark.
     """
     names = list(curves)
-    ncols = max(len(sizes[n]) for n in names) + 1
-    fig, axes = _figure(len(names), ncols, width=3.0, height=2.6)
+    fig, rows = panel_grid([len(sizes[n]) + 1 for n in names], width=3.0, height=2.6, min_width=CURVE_PANEL_IN)
     used: list[str] = []
-    for row, name in zip(axes, names):
+    for row, name in zip(rows, names):
         sel = _ordered(curves[name]["selector"], selectors)
         used += [s for s in sel if s not in used]
         for ax, k in zip(row[:-1], sizes[name]):
             for s in sel:
                 plot_curve(ax, curves[name], s, k, max_gap)
-            _decorate_curve_axis(ax, threshold, max_gap, f"k = {k}")
+            _decorate_curve_axis(ax, threshold, max_gap, f"{name}: k = {k}")
             ax.set_xlabel("gap (points)")
-        for ax in row[len(sizes[name]):-1]:
-            ax.set_visible(False)
+            ax.set_ylabel("agreement")
         for s in sel:
             plot_mdad(row[-1], mdads[name], s)
         size_axis(row[-1], mdads[name]["size"].unique(), "MDAD (points)")
         row[-1].set_xlabel("size k (log scale)")
         row[-1].set_ylim(bottom=0)
-        row[-1].set_title("MDAD vs k", fontsize=10)
-        row[0].set_ylabel(f"{name}: agreement")
-    name_panels(fig, names, [[ax for ax in row if ax.get_visible()] for row in axes])
-    return _finish(fig, axes, used)
+        row[-1].set_title(f"{name}: MDAD vs k", fontsize=10)
+    name_panels(fig, names, rows)
+    return _finish(fig, np.array([ax for row in rows for ax in row], dtype=object)[None, :], used)
 
 
 def seen_vs_unseen(mdad_seen: pd.DataFrame, mdad_unseen: pd.DataFrame,
@@ -216,7 +214,7 @@ def seen_vs_unseen(mdad_seen: pd.DataFrame, mdad_unseen: pd.DataFrame,
     """MDAD on the seen half against MDAD on the unseen half, one point per selector x k (fig 6)."""
     selectors = _ordered(mdad_seen["selector"], selectors)
     both = mdad_seen.merge(mdad_unseen, on=["selector", "size"], suffixes=("_seen", "_unseen"))
-    fig, axes = _figure(1, 2, width=4.4, height=3.8)
+    fig, axes = _figure(1, 2, width=3.5, height=3.4)
     ax = axes[0, 0]
     sizes = sorted(both["size"].unique())
     area = dict(zip(sizes, np.linspace(20, 90, len(sizes))))
@@ -238,7 +236,7 @@ def seen_vs_unseen(mdad_seen: pd.DataFrame, mdad_unseen: pd.DataFrame,
         part = both[both["selector"] == s].sort_values("size")
         st = style(s)
         ax.plot(part["size"], part["mdad_unseen"] - part["mdad_seen"], color=st.color,
-                linestyle=st.linestyle, marker=st.marker, markersize=4)
+                linestyle=st.linestyle, marker=st.marker, markersize=MARKER_SIZE)
     ax.axhline(0, color=THRESHOLD_COLOR, linewidth=0.8)
     size_axis(ax, sizes, "MDAD unseen - seen (points)")
     ax.set_title("generalisation cost of the micro-benchmark", fontsize=10)
@@ -250,7 +248,7 @@ def mdad_by_threshold(tables: Mapping[float, pd.DataFrame], selectors: Sequence[
     thresholds = sorted(tables)
     first = tables[thresholds[0]]
     selectors = _ordered(first["selector"], selectors)
-    fig, axes = _figure(1, len(thresholds), width=3.8, height=3.3, sharey=True)
+    fig, axes = _figure(1, len(thresholds), width=3.6, height=3.1, sharey=True, min_width=CURVE_PANEL_IN)
     for ax, t in zip(axes.flat, thresholds):
         for s in selectors:
             plot_mdad(ax, tables[t], s)
@@ -307,13 +305,13 @@ def target_set_figure(accuracy: np.ndarray, mdad: pd.DataFrame, selectors: Seque
     acc = 100 * np.asarray(accuracy, float)
     i, j = np.triu_indices(len(acc), k=1)
     gaps = np.abs(acc[i] - acc[j])
-    fig, axes = _figure(1, 3, width=4.0, height=3.3)
-    axes[0, 0].hist(acc, bins=15, color="#0173b2", alpha=0.8)
+    fig, axes = _figure(1, 3, width=3.6, height=3.1)
+    axes[0, 0].hist(acc, bins=15, color=PALETTE["blue"], alpha=0.8)
     axes[0, 0].set_xlabel("target accuracy (points)")
     axes[0, 0].set_ylabel("models")
     axes[0, 0].set_title(f"{name}: {len(acc)} targets", fontsize=10)
     ax = axes[0, 1]
-    ax.hist(gaps, bins=np.arange(0, max(gaps.max(), 1) + 0.5, 0.5), color="#029e73", alpha=0.8)
+    ax.hist(gaps, bins=np.arange(0, max(gaps.max(), 1) + 0.5, 0.5), color=PALETTE["green"], alpha=0.8)
     ax.set_xlabel("|accuracy difference| between targets (points)")
     ax.set_ylabel("pairs")
     lookup = _mdad_lookup(mdad)
@@ -370,9 +368,7 @@ def mdad_panels(mdads: Mapping[str, pd.DataFrame], selectors: Sequence[str] | No
                 bands: bool = True):
     """MDAD vs k, one panel per benchmark, the same selectors in each (selector chapters)."""
     names = list(mdads)
-    ncols = min(len(names), 3)
-    nrows = int(np.ceil(len(names) / ncols))
-    fig, axes = _figure(nrows, ncols, width=3.7, height=3.2)
+    fig, axes = _figure(1, len(names), width=3.6, height=3.1)
     used: list[str] = []
     for ax, name in zip(axes.flat, names):
         table = mdads[name]
@@ -383,15 +379,13 @@ def mdad_panels(mdads: Mapping[str, pd.DataFrame], selectors: Sequence[str] | No
         size_axis(ax, table["size"].unique(), "MDAD (points)")
         ax.set_ylim(bottom=0)
         ax.set_title(name, fontsize=10)
-    for ax in list(axes.flat)[len(names):]:
-        ax.set_visible(False)
     name_panels(fig, names, axes.flat)
     return _finish(fig, axes, used, ncol=3)
 
 
 def estimates_scatter(panels: Mapping[str, tuple[np.ndarray, np.ndarray]], selector: str = "random"):
     """Estimated vs true accuracy of the targets of one run (points), one panel per size."""
-    fig, axes = _figure(1, len(panels), width=3.5, height=3.4, sharex=True, sharey=True)
+    fig, axes = _figure(1, len(panels), width=3.5, height=3.3, sharex=True, sharey=True)
     st = style(selector)
     for ax, (title, (truth, est)) in zip(axes.flat, panels.items()):
         truth, est = 100 * np.asarray(truth, float), 100 * np.asarray(est, float)
@@ -399,8 +393,8 @@ def estimates_scatter(panels: Mapping[str, tuple[np.ndarray, np.ndarray]], selec
         lo, hi = min(truth.min(), est.min()) - 2, max(truth.max(), est.max()) + 2
         ax.plot([lo, hi], [lo, hi], color=THRESHOLD_COLOR, linestyle="--", linewidth=0.8)
         ax.set_xlabel("accuracy on the seen half (points)")
+        ax.set_ylabel(f"{label(selector)} estimate (points)")
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel(f"{label(selector)} estimate (points)")
     fit_text(fig)
     return fig

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.names import label, style
-from mbutils.book.plots.base import _figure, _finish, fit_text
+from mbutils.base.names import PALETTE
+from mbutils.book.plots.base import MARKER_SIZE, _figure, _finish, fit_text
 
 
 def selection_map(x: np.ndarray, y: np.ndarray, chosen: np.ndarray, weights: np.ndarray | None = None,
@@ -49,7 +50,7 @@ def selection_map(x: np.ndarray, y: np.ndarray, chosen: np.ndarray, weights: np.
 def selection_maps(x: np.ndarray, y: np.ndarray, picks: Mapping[str, tuple], groups=None,
                    xlabel: str = "", ylabel: str = "", selector: str | None = None):
     """Side-by-side :func:`selection_map` panels; ``picks`` maps a title to (items, weights)."""
-    fig, axes = _figure(1, len(picks), width=4.2, height=3.8, sharex=True, sharey=True)
+    fig, axes = _figure(1, len(picks), width=3.5, height=3.4, sharex=True, sharey=True)
     for ax, (title, (items, weights)) in zip(axes.flat, picks.items()):
         selection_map(x, y, items, weights, groups, xlabel, ylabel, title, ax=ax, selector=selector)
     fit_text(fig)
@@ -72,7 +73,8 @@ def weight_profile(easiness: np.ndarray, picks: Mapping[str, tuple], bins: int =
         w = np.asarray(weights, float)
         share = np.bincount(cell[np.asarray(items)], weights=w, minlength=bins) / w.sum()
         st = style(selector)
-        handles += ax.plot(centres, share, color=st.color, linestyle=st.linestyle, marker=st.marker, label=title)
+        handles += ax.plot(centres, share, color=st.color, linestyle=st.linestyle, marker=st.marker,
+                           markersize=MARKER_SIZE, label=title)
     ax.set_xticks(centres, [f"{edges[b]:.0f}" for b in range(bins)])
     ax.set_xlabel(f"item easiness decile (lower edge: {proxy})")
     ax.set_ylabel("share of estimate weight")
@@ -121,7 +123,7 @@ def strata_picture(easiness: np.ndarray, strata: np.ndarray, chosen: np.ndarray,
     for i, h in enumerate(levels):
         ax.hist(easiness[strata == h], bins=bins, color=cmap(i / max(len(levels) - 1, 1)), alpha=0.85)
     chosen = np.asarray(chosen, dtype=np.int64)
-    ax.plot(easiness[chosen], np.zeros(len(chosen)), "|", color="#d55e00", markersize=14,
+    ax.plot(easiness[chosen], np.zeros(len(chosen)), "|", color=PALETTE["vermillion"], markersize=14,
             markeredgewidth=1.5)
     ax.set_xlabel("item easiness: mean source proxy (points)")
     ax.set_ylabel("seen items")

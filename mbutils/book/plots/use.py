@@ -8,7 +8,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from mbutils.base.names import label
+from mbutils.base.names import PALETTE, label
 from mbutils.base.vocabulary import renamed_keywords
 from mbutils.book.plots.base import THRESHOLD_COLOR, _figure, _finish, plain_log_ticks, series_style
 
@@ -30,12 +30,12 @@ def score_picture(pool_accuracy, estimate: float, low: float, high: float, *, tr
         handles.append(Patch(color="#dddddd", label=f"estimate ± MDAD ({mdad:.1f} points)"))
     ax.vlines(acc, 0.1, 0.5, color="#555555", linewidth=0.8)
     handles.append(Line2D([], [], color="#555555", linewidth=0.8, label=f"pool models ({len(acc)})"))
-    ax.hlines(0.75, low, high, color="#0072b2", linewidth=4)
-    ax.plot([estimate], [0.75], "o", color="#0072b2", markersize=7, markeredgecolor="white")
-    handles.append(Line2D([], [], color="#0072b2", linewidth=4, marker="o", label=f"{name}: estimate and interval"))
+    ax.hlines(0.75, low, high, color=PALETTE["blue"], linewidth=4)
+    ax.plot([estimate], [0.75], "o", color=PALETTE["blue"], markersize=7, markeredgecolor="white")
+    handles.append(Line2D([], [], color=PALETTE["blue"], linewidth=4, marker="o", label=f"{name}: estimate and interval"))
     if truth is not None and np.isfinite(truth):
-        ax.axvline(truth, color="#d55e00", linestyle="--", linewidth=1.4)
-        handles.append(Line2D([], [], color="#d55e00", linestyle="--", label="its accuracy on all items"))
+        ax.axvline(truth, color=PALETTE["vermillion"], linestyle="--", linewidth=1.4)
+        handles.append(Line2D([], [], color=PALETTE["vermillion"], linestyle="--", label="its accuracy on all items"))
     ax.set_ylim(0, 1)
     ax.set_yticks([])
     ax.set_xlabel("accuracy (points)")
@@ -50,15 +50,16 @@ def coverage_intervals(cells: pd.DataFrame, level: float):
 
     selectors = list(dict.fromkeys(cells["selector"]))
     sizes = sorted(cells["size"].unique())
-    fig, axes = _figure(len(selectors), len(sizes), width=3.4, height=2.6, sharex=True)
+    fig, axes = _figure(len(selectors), len(sizes), width=3.4, height=2.6, sharex=True, rows_are_groups=True)
     for r, selector in enumerate(selectors):
         for c, size in enumerate(sizes):
             ax = axes[r, c]
             part = cells[(cells["selector"] == selector) & (cells["size"] == size)].sort_values("truth", kind="stable")
             y = np.arange(len(part))
             covered = part["covered"].to_numpy(bool)
-            ax.hlines(y[covered], part["low"][covered], part["high"][covered], color="#0072b2", linewidth=1)
-            ax.hlines(y[~covered], part["low"][~covered], part["high"][~covered], color="#d55e00", linewidth=1.6)
+            ax.hlines(y[covered], part["low"][covered], part["high"][covered], color=PALETTE["blue"], linewidth=1)
+            ax.hlines(y[~covered], part["low"][~covered], part["high"][~covered], color=PALETTE["vermillion"],
+                      linewidth=1.6)
             ax.plot(part["truth"], y, ".", color="#333333", markersize=3)
             ax.set_title(f"{label(selector)}, k = {size}: {covered.mean():.0%} covered" if len(part) else
                          f"{label(selector)}, k = {size}", fontsize=9)
@@ -67,8 +68,8 @@ def coverage_intervals(cells: pd.DataFrame, level: float):
         axes[r, 0].set_ylabel("held-out models")
     for ax in axes[-1]:
         ax.set_xlabel("accuracy (points)")
-    handles = [Line2D([], [], color="#0072b2", label=f"{level:.0%} interval holding the accuracy"),
-               Line2D([], [], color="#d55e00", linewidth=1.6, label="interval missing it"),
+    handles = [Line2D([], [], color=PALETTE["blue"], label=f"{level:.0%} interval holding the accuracy"),
+               Line2D([], [], color=PALETTE["vermillion"], linewidth=1.6, label="interval missing it"),
                Line2D([], [], color="#333333", marker=".", linestyle="none", label="accuracy on all items")]
     return _finish(fig, axes, extra_handles=handles)
 
