@@ -9,7 +9,9 @@
   only when ``mbutils`` cannot be imported, so it does nothing on Binder or a local Jupyter.
   It is never part of the book's sources, its build or a papermill run.
 * :func:`book_pdf` prints the built HTML pages with Chromium (Playwright) in the order of
-  ``_toc.yml`` and joins them into one PDF.
+  ``_toc.yml`` and joins them into one PDF; written as ``book.pdf`` beside the front page, it
+  makes the front page's link to it live (:func:`show_pdf_link`), which is an inert
+  ``<template>`` in a build without the PDF.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from mbutils.base.errors import MbutilsError
+from mbutils.book.plots.layout import PDF_COLUMN_PX, PDF_MARGIN_MM
 
 BOOK_ROOT = Path(__file__).resolve().parents[2]  # the source checkout holding _config.yml
 COPIES = ("default", "students", "instructors")
@@ -134,12 +137,36 @@ FIGURES_JS = """() => {
   const style = getComputedStyle(column);
   const text = width - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
   const imgs = Array.from(document.querySelectorAll('.mbutils-figure img, .cell_output img'));
-  return {column: text, figures: imgs.map(i => [i.alt || i.src, i.getBoundingClientRect().width])};
+  // a figure's smallest text as printed: its size at the PNG's own width (data-text-pt) x the shown share of it
+  const text_pt = imgs.filter(i => i.dataset.textPt && i.naturalWidth > 0)
+    .map(i => parseFloat(i.dataset.textPt) * i.getBoundingClientRect().width / i.naturalWidth);
+  return {column: text, figures: imgs.map(i => [i.alt || i.src, i.getBoundingClientRect().width]), text_pt};
 }"""
 MATHJAX_JS = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
   return document.querySelectorAll('mjx-container').length;
 }"""
+
+
+#: The PDF's name beside the front page (the default of ``book-pdf --out``), which the front page links.
+PDF_NAME = "book.pdf"
+#: The front page's sentence linking the PDF (intro.md): an inert ``<template>`` (not shown, its link
+#: not followed) until the PDF is there.
+PDF_LINK = re.compile(r'<template class="mbutils-pdf-link">(.*?)</template>', re.S)
+
+
+def show_pdf_link(html: str | Path, page: str = "intro") -> bool:
+    """Make the link of the built front page (``html``/``page``.html) to :data:`PDF_NAME` live when that
+    PDF is in ``html``; returns whether the page links a PDF that is there. Without the PDF, the
+    page is left as built: the sentence stays an inert template, so no reader meets a missing file."""
+    front = Path(html) / f"{page}.html"
+    if not front.is_file() or not (Path(html) / PDF_NAME).is_file():
+        return False
+    text = front.read_text(encoding="utf-8")
+    live = PDF_LINK.sub(lambda m: f'<span class="mbutils-pdf-link">{m.group(1)}</span>', text)
+    if live != text:
+        front.write_text(live, encoding="utf-8")
+    return '<span class="mbutils-pdf-link">' in live
 
 
 def _chromium() -> str:
@@ -154,8 +181,10 @@ def book_pdf(html: str | Path, out: str | Path, *, root: str | Path | None = Non
     """Print every page of the built book (``html``: its ``_build/html``) in toc order into one PDF.
 
     The network is blocked (the book needs none: MathJax ships with it); each page waits for
-    MathJax to typeset. Returns, per document, its page count, and the narrowest figure's
-    width as a share of the text column in the printed layout (1.0: as wide as the text)."""
+    MathJax to typeset. Returns, per document, its page count, figures, equations, the narrowest
+    figure's width as a share of the text column in the printed layout (1.0: as wide as the text),
+    and the smallest text of its figures as printed (points). Written as
+    :data:`PDF_NAME` into ``html``, the PDF is linked from the front page (:func:`show_pdf_link`)."""
     from playwright.sync_api import sync_playwright
     from pypdf import PdfWriter
 
@@ -172,7 +201,7 @@ def book_pdf(html: str | Path, out: str | Path, *, root: str | Path | None = Non
         browser = p.chromium.launch(executable_path=_chromium(), args=flags, headless=True)
         try:
             # A4 at 96 px/inch less 15 mm margins each side: the width Chromium lays the text out at
-            page = browser.new_page(viewport={"width": 680, "height": 1000})
+            page = browser.new_page(viewport={"width": int(PDF_COLUMN_PX), "height": 1000})
             page.route(re.compile(r"^(?!file:).*"), lambda route: route.abort())
             for i, doc in enumerate(docs):
                 page.goto((html / f"{doc}.html").resolve().as_uri(), wait_until="load")
@@ -183,12 +212,13 @@ def book_pdf(html: str | Path, out: str | Path, *, root: str | Path | None = Non
                 sizes = page.evaluate(FIGURES_JS)
                 part = Path(tmp) / f"{i:03d}.pdf"
                 page.pdf(path=str(part), format=fmt, print_background=True,
-                         margin={"top": "15mm", "bottom": "15mm", "left": "15mm", "right": "15mm"})
+                         margin={side: f"{PDF_MARGIN_MM:g}mm" for side in ("top", "bottom", "left", "right")})
                 before = len(writer.pages)
                 writer.append(str(part), outline_item=page.title().split(" — ")[0].strip() or doc)
                 widths = [w / sizes["column"] for _, w in sizes["figures"] if sizes["column"] > 0]
                 report[doc] = {"pages": len(writer.pages) - before, "figures": len(widths),
-                               "narrowest_figure": min(widths) if widths else None, "math": typeset}
+                               "narrowest_figure": min(widths) if widths else None, "math": typeset,
+                               "smallest_figure_text_pt": min(sizes["text_pt"]) if sizes["text_pt"] else None}
         finally:
             browser.close()
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -196,4 +226,6 @@ def book_pdf(html: str | Path, out: str | Path, *, root: str | Path | None = Non
         with tmp_out.open("wb") as fh:
             writer.write(fh)
         shutil.move(str(tmp_out), out)
+    if out.resolve() == (html / PDF_NAME).resolve():
+        show_pdf_link(html, docs[0])
     return report

@@ -114,6 +114,15 @@ def _copy_mathjax(app, exc) -> None:
         shutil.copytree(mathjax_folder(), Path(app.outdir) / "_static" / "mathjax", dirs_exist_ok=True)
 
 
+def _pdf_link(app, exc) -> None:
+    """The front page links the book's PDF only when one is in the output folder (book-pdf puts it
+    there); otherwise its sentence stays an inert template (:func:`mbutils.build.publish.show_pdf_link`)."""
+    if exc is None and app.builder.format == "html":
+        from mbutils.build.publish import show_pdf_link
+
+        show_pdf_link(app.outdir, app.config.root_doc)
+
+
 def _launch_notebooks(app, pagename, templatename, context, doctree) -> None:
     """Point the theme's Binder and Colab buttons at the chapter's ``.ipynb`` on the notebooks
     branch (the sources are MyST text, which Colab cannot open)."""
@@ -156,4 +165,5 @@ def setup(app):  # Sphinx's entry point for `extra_extensions: [mbutils.build.sp
     app.connect("html-page-context", _launch_notebooks, priority=600)  # after the theme's buttons (501)
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("build-finished", _pdf_link)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -41,16 +41,22 @@ def _chapter_parsers(sub, common) -> None:
                        "every solution open; the default folds each under its exercise.")
     p.add_argument("--copy", choices=["default", "students", "instructors"], default="default",
                    help="which copy to build")
-    p.add_argument("--out", default=None, help="folder to hold _build/; None: the book's folder")
+    p.add_argument("--out", default=None, help="folder to hold _build/ (default: the book's folder)")
     p.add_argument("--execution-cache", default=None, metavar="BUILD",
-                   help="reuse the executed notebooks of another build (its _build folder); None: this build's own")
+                   help="reuse the executed notebooks of another build (its _build folder; default: this build's own)")
     p.set_defaults(func=cmd_book)
 
     p = sub.add_parser("book-pdf", parents=[common], formatter_class=_Formatter,
-                       help="print the built book into one PDF (Chromium), chapters in toc order")
+                       help="print the built book into one PDF (Chromium), chapters in toc order",
+                       description="Print the built book into one PDF (Chromium), chapters in toc order, and say "
+                       "in one line how many pages it has, its size and where it is. Written beside the front page "
+                       "(the default --out), it is linked from the front page.")
     p.add_argument("--html", default="_build/html", help="the built book's HTML folder")
     p.add_argument("--out", default="_build/html/book.pdf", help="PDF file to write")
     p.add_argument("--force", action="store_true", help="replace an existing --out")
+    p.add_argument("--verbose", action="store_true",
+                   help="also print, per document, its pages, figures, narrowest figure (share of the text "
+                   "width) and equations, as JSON")
     p.set_defaults(func=cmd_book_pdf)
 
 
@@ -127,7 +133,17 @@ def cmd_book_pdf(args) -> int:
 
     _refuse_existing(Path(args.out), args.force)
     report = book_pdf(args.html, args.out)
-    pages = sum(r["pages"] for r in report.values())
-    print(json.dumps(report, indent=1))  # per document: pages, figures, narrowest figure / text column, equations
-    print(f"wrote {args.out}: {len(report)} documents, {pages} pages", file=sys.stderr)
+    if args.verbose:
+        print(json.dumps(report, indent=1))  # per document: pages, figures, narrowest figure / text column, equations
+    print(pdf_summary(report, Path(args.out)))
     return 0
+
+
+def pdf_summary(report: dict, out: Path) -> str:
+    """book-pdf's one line: pages, documents, figures, size and where the PDF is."""
+    pages = sum(r["pages"] for r in report.values())
+    figures = sum(r["figures"] for r in report.values())
+    text = [r["smallest_figure_text_pt"] for r in report.values() if r.get("smallest_figure_text_pt") is not None]
+    smallest = f", smallest figure text {min(text):.1f} pt" if text else ""
+    return (f"wrote {out}: {pages} pages ({len(report)} documents, {figures} figures{smallest}), "
+            f"{out.stat().st_size / 1e6:.1f} MB")

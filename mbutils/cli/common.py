@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -85,7 +86,15 @@ BOOTSTRAP = count("bootstrap resamples", high=100_000)
 # -- options several commands take ---------------------------------------------------------------
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Every option's help ends with its default; descriptions keep their line breaks."""
+    """Every option's help states its default once: argparse's ``(default: X)`` is added unless the
+    help says it already (the word "default"), or there is none to state (``None``: the option is
+    simply not given). Descriptions keep their line breaks."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if action.default is None or re.search(r"\bdefault\b", text, re.IGNORECASE):
+            return text
+        return super()._get_help_string(action)
 
 
 class _RetiredOption(argparse.Action):

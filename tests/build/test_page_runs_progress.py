@@ -1,0 +1,114 @@
+"""A build says where it is: while the book's pages run ahead (mbutils.build.page_runs), a line on
+stderr when a page starts or ends and one every 30 s in between, each with the pages done of all,
+the pages running and for how long, the time elapsed and an estimate of the time left."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+
+from mbutils.build.page_runs import HEARTBEAT_SECONDS, Progress, _clock
+
+LINE = re.compile(r"^\[mbutils\] (?:(?P<what>.+?): )?(?P<done>\d+)/(?P<total>\d+) pages done, (?P<elapsed>[\d:]+) "
+                  r"elapsed, (?P<left>about \d+ (?:s|min) left|none left); running: (?P<running>.+)$")
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def _lines(out: io.StringIO) -> list[re.Match]:
+    lines = out.getvalue().splitlines()
+    matches = [LINE.match(line) for line in lines]
+    assert all(matches), [line for line, m in zip(lines, matches) if not m]
+    return matches
+
+
+def test_a_line_per_page_started_and_finished_with_done_running_elapsed_and_left():
+    clock, out = Clock(), io.StringIO()
+    progress = Progress(3, 2, typical=20.0, stream=out, clock=clock)
+    progress.started("chapters/guidance")
+    clock.now += 5
+    progress.started("chapters/use_micro")
+    clock.now += 55
+    progress.finished("chapters/guidance", "executed chapters/guidance in 60 s")
+    progress.started("intro")
+    clock.now += 10
+    progress.finished("chapters/use_micro", "chapters/use_micro failed (CellExecutionError); myst-nb runs it again")
+    clock.now += 5
+    progress.finished("intro", "executed intro in 15 s")
+    lines = _lines(out)
+    assert len(lines) == 6  # three starts, three ends: nothing else without a heartbeat
+    assert [m["what"] for m in lines] == [
+        "started chapters/guidance", "started chapters/use_micro", "executed chapters/guidance in 60 s",
+        "started intro", "chapters/use_micro failed (CellExecutionError); myst-nb runs it again",
+        "executed intro in 15 s"]
+    assert [int(m["done"]) for m in lines] == [0, 0, 1, 1, 2, 3] and {m["total"] for m in lines} == {"3"}
+    assert [m["elapsed"] for m in lines] == ["0:00", "0:05", "1:00", "1:00", "1:10", "1:15"]
+    assert lines[1]["running"] == "chapters/guidance (0:05), chapters/use_micro (0:00)"
+    assert lines[2]["running"] == "chapters/use_micro (0:55)"
+    assert lines[0]["left"] == "about 40 s left"  # 3 pages of 20 s (the profile's typical page), 2 at a time
+    assert lines[2]["left"] == "about 60 s left"  # a page takes 60 s so far: one waiting, one 55 s in
+    assert lines[-1]["left"] == "none left" and lines[-1]["running"] == "none"
+
+
+def test_a_page_its_worker_ended_is_not_running_beside_the_next_one():
+    """A worker ends its page and starts the next before the build reports the first: never more
+    pages running than workers, and the page is done once, with its own time."""
+    clock, out = Clock(), io.StringIO()
+    progress = Progress(3, 2, typical=20.0, stream=out, clock=clock)
+    progress.started("a")
+    progress.started("b")
+    clock.now += 10
+    progress.ended("a")
+    progress.started("c")
+    clock.now += 1
+    progress.finished("a", "executed a in 10 s")
+    lines = _lines(out)
+    assert max(m["running"].count(" (") for m in lines) == 2
+    assert lines[-1]["done"] == "1" and lines[-1]["running"] == "b (0:11), c (0:01)"
+    assert progress.durations == [10.0]
+
+
+def test_the_estimate_grows_when_pages_run_longer_than_the_typical_page():
+    clock, out = Clock(), io.StringIO()
+    progress = Progress(10, 2, typical=20.0, stream=out, clock=clock)
+    progress.started("a")
+    progress.started("b")
+    before = progress.status()
+    clock.now += 300  # both still running after five minutes
+    after = progress.status()
+    minutes = [int(re.search(r"about (\d+) (s|min)", s).group(1)) * (1 if "s left" in s else 60) for s in (before, after)]
+    assert minutes[1] > minutes[0] and "about 20 min left" in after  # 8 pages of 300 s, two at a time
+
+
+def test_a_heartbeat_while_a_page_runs_and_none_once_the_pages_are_done():
+    import threading
+
+    out = io.StringIO()
+    progress = Progress(1, 2, typical=20.0, stream=out, heartbeat=0.05)
+    beat = threading.Thread(target=progress.beat, daemon=True)
+    beat.start()
+    progress.started("slow")
+    time.sleep(0.3)
+    progress.finished("slow", "executed slow in 0 s")
+    quiet = len(out.getvalue().splitlines())
+    time.sleep(0.2)
+    progress.stop()
+    beat.join(2)
+    lines = _lines(out)
+    beats = [m for m in lines if m["what"] is None]
+    assert 3 <= len(beats) <= 7, out.getvalue()  # one every 0.05 s while the page ran
+    assert all(m["running"].startswith("slow (") for m in beats)
+    assert len(lines) == quiet and not beat.is_alive()  # no line once no page runs; the thread ends
+    assert HEARTBEAT_SECONDS == 30.0
+
+
+def test_clock_reads_minutes_and_hours():
+    assert (_clock(0), _clock(59.6), _clock(61), _clock(3725)) == ("0:00", "1:00", "1:01", "1:02:05")
+
