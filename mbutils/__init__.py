@@ -55,7 +55,8 @@ _PUBLIC = {
     "ks_distance": ("data.synthetic_compare", "ks_distance"),
     "split_half_reliability": ("data.synthetic_compare", "split_half_reliability"),
 }
-_SELECTOR_CLASSES = ("RandomSampling", "SubtaskEqual", "SubtaskProportional", "ConfidenceStratified",
+_SELECTOR_CLASSES = ("RandomSampling", "SubtaskEqual", "SubtaskProportional", "RandomDifference", "RandomRegression",
+                     "ConfidenceStratified",
                      "Diversity", "DiversityWeighted", "AnchorPoints", "AnchorPointsBinary", "TinyBenchmarks",
                      "TinyBenchmarksIRT", "TinyBenchmarksPIRT", "TinyBenchmarksGPIRT", "AdaptiveFisher",
                      "AdaptiveRandomesque", "AdaptivePIRT")

@@ -6,7 +6,7 @@ import sys
 
 from mbutils.cli.common import (MISSING_CHOICES, SEED, _add_mdad_options, _add_missing, _add_protocol,
                                 _bundle_folder, _check_out, _check_target_set, _Formatter, _names, _say_partial,
-                                _sizes, _whole_results, _workers, _write_table)
+                                _sizes, _whole_results, _workers, _write_table, number)
 
 
 def _experiment_parser(sub, common) -> None:
@@ -19,6 +19,9 @@ def _experiment_parser(sub, common) -> None:
                    help="comma-separated micro-benchmark sizes (items)")
     _add_protocol(p)
     p.add_argument("--target-set", default=None, help="named target set from target_sets.json")
+    p.add_argument("--frontier", type=number("frontier", low=0, high=1, low_open=True, high_open=True), default=None,
+                   help="frontier split: targets from this strongest share of the models, sources from the "
+                        "models weaker than all of them (e.g. 0.2)")
     p.add_argument("--jobs", type=_workers, default=1,
                    help="processes that compute, this one included with loky (-1: all cores; "
                         "never more than runs or cores)")
@@ -55,7 +58,7 @@ def cmd_experiment(args) -> int:
     _check_target_set(args.target_set)
     bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
     protocol = Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs,
-                        seed=args.seed, target_set=args.target_set)
+                        seed=args.seed, target_set=args.target_set, frontier=args.frontier)
     results = run_experiment(bench, args.selectors, args.sizes, protocol, jobs=args.jobs,
                              backend=args.backend, use_cache=not args.no_cache,
                              progress=not args.quiet, scheduler=args.scheduler)

@@ -60,12 +60,17 @@ class Protocol:
     target_set : str or None, default None
         Name of a target set of the bundle (``Benchmark.target_sets``): the same named targets
         in every run instead of a random draw.
+    frontier : float or None, default None
+        The frontier split (beyond the paper): targets are drawn from the strongest ``frontier``
+        share of the models (by accuracy on all items, at least 2 models), sources from the models
+        weaker than every one of those, so every target is stronger than every source: the case of
+        a new model that beats all models a method learned from. None: the paper's random draw.
 
     Examples
     --------
     >>> from mbutils import Protocol
     >>> Protocol()
-    Protocol(n_sources=300, n_targets=50, n_runs=50, seed=0, target_set=None)
+    Protocol(n_sources=300, n_targets=50, n_runs=50, seed=0, target_set=None, frontier=None)
     >>> quick = Protocol(n_sources=60, n_targets=12, n_runs=2)
     >>> quick.as_dict()
     {'n_sources': 60, 'n_targets': 12, 'n_runs': 2, 'seed': 0, 'target_set': None}
@@ -79,16 +84,21 @@ class Protocol:
     n_runs: int = 50
     seed: int = 0
     target_set: str | None = None
+    frontier: float | None = None
 
     def as_dict(self) -> dict:
-        """The five parameters by name, as cache keys and result metadata record them."""
-        return {
+        """The parameters by name, as cache keys and result metadata record them (``frontier`` only when
+        set, so the paper's protocol keeps its keys)."""
+        out = {
             "n_sources": self.n_sources,
             "n_targets": self.n_targets,
             "n_runs": self.n_runs,
             "seed": self.seed,
             "target_set": self.target_set,
         }
+        if self.frontier is not None:
+            out["frontier"] = float(self.frontier)
+        return out
 
 
 PAPER_N_SOURCES, PAPER_N_TARGETS = 300, 50
@@ -135,6 +145,19 @@ def split_items(subtask_codes: np.ndarray, rng: np.random.Generator) -> tuple[np
     return np.flatnonzero(seen_mask), np.flatnonzero(~seen_mask)
 
 
+def frontier_pools(benchmark: Benchmark, frontier: float) -> tuple[np.ndarray, np.ndarray]:
+    """(strong, weak): the strongest ``frontier`` share of the models (at least 2) and the models weaker
+    than every one of them (ties with the weakest strong model are in neither)."""
+    if not 0 < frontier < 1:
+        raise ProtocolError(f"frontier must be a share of the models in (0, 1), got {frontier}")
+    accuracy = benchmark.correct.mean(axis=1)
+    order = np.argsort(-accuracy, kind="stable")
+    n_strong = max(2, int(np.ceil(frontier * benchmark.n_models)))
+    strong = np.sort(order[:n_strong])
+    weak = np.flatnonzero(accuracy < accuracy[strong].min())
+    return strong, weak
+
+
 def check_protocol(benchmark: Benchmark, protocol: Protocol) -> None:
     """Refuse protocols the bundle cannot support, before any work starts."""
     if protocol.n_runs < 1:
@@ -160,6 +183,17 @@ def check_protocol(benchmark: Benchmark, protocol: Protocol) -> None:
             f"{benchmark.name} has {benchmark.n_models} models, too few for "
             f"{n_targets} targets + {protocol.n_sources} sources; lower --sources or --targets"
         )
+    if protocol.frontier is not None:
+        if protocol.target_set is not None:
+            raise ProtocolError("give a target set or a frontier split, not both")
+        strong, weak = frontier_pools(benchmark, protocol.frontier)
+        if protocol.n_targets > len(strong):
+            raise ProtocolError(f"{benchmark.name}: the strongest {protocol.frontier:g} of the models are "
+                                f"{len(strong)}, fewer than {protocol.n_targets} targets; lower --targets or raise "
+                                "--frontier")
+        if protocol.n_sources > len(weak):
+            raise ProtocolError(f"{benchmark.name}: {len(weak)} models are weaker than the strongest "
+                                f"{protocol.frontier:g}, fewer than {protocol.n_sources} sources; lower --sources")
     if np.bincount(benchmark.subtask_codes).min() < 2:
         raise ProtocolError(
             f"{benchmark.name}: every subtask needs at least 2 items to have a seen and an unseen half"
@@ -171,6 +205,11 @@ def draw_run(benchmark: Benchmark, protocol: Protocol, run: int) -> Run:
     check_protocol(benchmark, protocol)
     seen, unseen = split_items(benchmark.subtask_codes, rng_for(protocol.seed, run, "split"))
     rng = rng_for(protocol.seed, run, "models")
+    if protocol.frontier is not None:
+        strong, weak = frontier_pools(benchmark, protocol.frontier)
+        targets = np.sort(rng.choice(strong, protocol.n_targets, replace=False))
+        return Run(index=run, seen=seen, unseen=unseen, targets=targets,
+                   sources=np.sort(rng.permutation(weak)[: protocol.n_sources]))
     if protocol.target_set is not None:
         targets = benchmark.model_index(benchmark.target_sets[protocol.target_set])
     else:

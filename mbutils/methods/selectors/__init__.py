@@ -19,12 +19,14 @@ from mbutils.methods.selectors.adaptive import AdaptiveFisher, AdaptivePIRT, Ada
 from mbutils.methods.selectors.anchor import AnchorPoints, AnchorPointsBinary  # noqa: E402
 from mbutils.methods.selectors.confidence import ConfidenceStratified  # noqa: E402
 from mbutils.methods.selectors.diversity import Diversity, DiversityWeighted  # noqa: E402
-from mbutils.methods.selectors.random_sampling import (RandomSampling, SubtaskEqual, SubtaskProportional)  # noqa: E402
+from mbutils.methods.selectors.random_sampling import (RandomDifference, RandomRegression, RandomSampling,  # noqa: E402
+                                                       SubtaskEqual, SubtaskProportional)
 from mbutils.methods.selectors.spec import resolve_selectors, selector_label  # noqa: E402
 from mbutils.methods.selectors.tinybench import (TinyBenchmarks, TinyBenchmarksGPIRT, TinyBenchmarksIRT, TinyBenchmarksPIRT)  # noqa: E402
 
 #: The selector classes, in the order of :func:`selector_names`' families.
-CLASSES = (RandomSampling, SubtaskEqual, SubtaskProportional, ConfidenceStratified, Diversity,
+CLASSES = (RandomSampling, SubtaskEqual, SubtaskProportional, RandomDifference, RandomRegression, ConfidenceStratified,
+           Diversity,
            DiversityWeighted, AnchorPoints, AnchorPointsBinary, TinyBenchmarks, TinyBenchmarksIRT, TinyBenchmarksPIRT,
            TinyBenchmarksGPIRT, AdaptiveFisher, AdaptiveRandomesque, AdaptivePIRT)
 

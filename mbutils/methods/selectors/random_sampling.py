@@ -1,4 +1,5 @@
-"""Random baselines: uniform, and stratified by subtask (equal and "proportional").
+"""Random baselines: uniform, stratified by subtask (equal and "proportional"), and uniform with a
+model-based estimator (a regression, and the cross-fitted difference estimator).
 
 The paper's stratified estimates are plain means, which are biased when subtasks differ in
 size; the ``*_weighted`` variants weight each subtask by its share of the seen items.
@@ -186,3 +187,80 @@ SELECTORS = {
 #: Class names retired for one release (see mbutils.base.vocabulary): served with a FutureWarning.
 __getattr__ = retired_names(__name__, {"RandomSelector": "RandomSampling", "SubtaskEqualSelector": "SubtaskEqual",
             "SubtaskProportionalSelector": "SubtaskProportional"}, lambda name: globals()[name])
+
+
+class DifferenceMicroBenchmark(MicroBenchmark):
+    """A uniform random sample read by the cross-fitted difference (AIPW-style) estimator: predictions
+    from the source models most like the target, corrected by the mean residual on the sample
+    (:func:`mbutils.methods.estimators.difference_estimate`)."""
+
+    def __init__(self, items, source_correct: np.ndarray, folds: tuple[np.ndarray, np.ndarray]):
+        k = len(items)
+        super().__init__(items, np.full(k, 1.0 / k))
+        object.__setattr__(self, "source_correct", np.asarray(source_correct))
+        object.__setattr__(self, "folds", folds)
+
+    def estimate_with_variance(self, correct: np.ndarray, confidence=None) -> tuple[np.ndarray, np.ndarray]:
+        """(estimate, variance) per target; the variance bounds that of the estimate (see the estimator)."""
+        from mbutils.methods.estimators import difference_estimate, knn_predictions
+
+        y = np.asarray(correct, dtype=np.float64)
+        predict = lambda on: knn_predictions(self.source_correct, y[:, on], on)  # noqa: E731
+        return difference_estimate(y, self.items, self.folds, predict, y.shape[1])
+
+    def estimate(self, correct: np.ndarray, confidence=None) -> np.ndarray:
+        return self.estimate_with_variance(correct)[0]
+
+
+class RegressionMicroBenchmark(MicroBenchmark):
+    """A uniform random sample read by a ridge regression of the sources' accuracy on their answers to it."""
+
+    def __init__(self, items, source_correct: np.ndarray):
+        k = len(items)
+        super().__init__(items, np.full(k, 1.0 / k))
+        object.__setattr__(self, "source_correct", np.asarray(source_correct))
+
+    def estimate(self, correct: np.ndarray, confidence=None) -> np.ndarray:
+        from mbutils.methods.estimators import regression_estimate
+
+        return regression_estimate(self.source_correct, correct, self.items)
+
+
+class RandomDifference(RandomSampling):
+    """Uniform random sampling with the cross-fitted difference estimator (AIPW-style, beyond the paper).
+
+    The items are a uniform random sample, as for ``random``; the estimate is the mean of predictions
+    over all seen items (from the source models that answer the target's sampled items most alike)
+    plus the mean residual on the sample, cross-fitted over two halves of the sample so that it is
+    unbiased whatever the predictions' quality (Zhang, Dorner & Hardt 2025 discuss such estimators).
+    With fewer than 4 items it is the plain mean. Registered as ``"random_difference"``.
+    """
+
+    name = "random_difference"
+    uses_sources = True
+
+    def select(self, prepared: SourceData, k: int, rng: np.random.Generator) -> MicroBenchmark:
+        from mbutils.methods.estimators import MIN_ITEMS
+
+        self.check_size(k, prepared.n_items)
+        items = np.sort(rng.choice(prepared.n_items, size=k, replace=False))
+        if k < MIN_ITEMS:  # two folds of two items at least; fewer: the plain mean
+            return MicroBenchmark(items, np.full(k, 1.0 / k))
+        order = rng.permutation(k)
+        return DifferenceMicroBenchmark(items, prepared.correct, (np.sort(order[: k // 2]), np.sort(order[k // 2:])))
+
+
+class RandomRegression(RandomSampling):
+    """Uniform random sampling with a regression estimate: the source models' accuracy regressed (ridge)
+    on their answers to the sampled items, applied to the target's answers (the random-sample
+    regression baseline of Zhang, Dorner & Hardt 2025). Registered as ``"random_regression"``."""
+
+    name = "random_regression"
+    uses_sources = True
+
+    def select(self, prepared: SourceData, k: int, rng: np.random.Generator) -> MicroBenchmark:
+        self.check_size(k, prepared.n_items)
+        items = np.sort(rng.choice(prepared.n_items, size=k, replace=False))
+        return RegressionMicroBenchmark(items, prepared.correct)
+
+SELECTORS.update({"random_difference": RandomDifference, "random_regression": RandomRegression})

@@ -1,0 +1,95 @@
+"""Estimators that turn a target's answers on a random sample of items into a full-benchmark estimate.
+
+Separate from how items are chosen: the plain mean of the sample; a regression on the sample (the
+source models' accuracy regressed on their answers to the sampled items, the baseline of Zhang,
+Dorner and Hardt 2025); and a cross-fitted difference estimator in the spirit of augmented inverse
+propensity weighting (AIPW): the mean of model-based predictions over all items plus the mean
+residual on the sample. The sample is split into two folds; the predictions used on one fold come
+from the target's answers on the other, so each fold's estimate is exactly unbiased under uniform
+random sampling whatever the predictions' quality, and its variance is estimated from the residuals.
+Good predictions shrink the residuals, hence the variance; useless ones give the sample mean's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import norm
+
+#: Fewest sampled items for the difference estimator: two folds of at least two items each.
+MIN_ITEMS = 4
+
+
+def knn_predictions(source_correct: np.ndarray, target_answers: np.ndarray, on: np.ndarray,
+                    neighbours: int | None = None) -> np.ndarray:
+    """Each target's predicted probability of answering every item right, from the source models that
+    answer the items ``on`` most like it (the mean of the ``neighbours`` nearest sources' answers).
+
+    ``source_correct``: sources x items (0/1); ``target_answers``: targets x len(on), the targets'
+    answers on the items ``on``. Returns targets x items.
+    """
+    sources = np.asarray(source_correct, dtype=np.float64)
+    answers = np.asarray(target_answers, dtype=np.float64)
+    n_sources = sources.shape[0]
+    k = min(n_sources, max(5, n_sources // 5)) if neighbours is None else min(n_sources, int(neighbours))
+    block = sources[:, on]
+    # squared distance between 0/1 vectors = number of disagreements
+    distance = (answers ** 2).sum(1)[:, None] + (block ** 2).sum(1)[None, :] - 2 * answers @ block.T
+    nearest = np.argpartition(distance, k - 1, axis=1)[:, :k] if k < n_sources else np.tile(np.arange(n_sources),
+                                                                                          (len(answers), 1))
+    return sources[nearest].mean(axis=1)
+
+
+def _fold_estimate(y: np.ndarray, known: np.ndarray, check: np.ndarray, predictions: np.ndarray,
+                   n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """One fold's estimate and its residuals: ``known`` items' answers counted as they are, the other items
+    by prediction, corrected by the mean residual on ``check`` (a uniform sample of the other items)."""
+    rest = np.setdiff1d(np.arange(n_items), known)
+    residual = y[:, check] - predictions[:, check]
+    total = y[:, known].sum(1) + predictions[:, rest].sum(1) + len(rest) * residual.mean(1)
+    return total / n_items, residual
+
+
+def difference_estimate(y: np.ndarray, items: np.ndarray, folds: tuple[np.ndarray, np.ndarray],
+                        predict, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cross-fitted difference (AIPW-style) estimate of every target's accuracy over ``n_items`` items.
+
+    ``y``: targets x n_items answers (only ``items`` are read); ``folds``: the sample ``items`` split in
+    two (positions into ``items``); ``predict(on)`` returns targets x n_items predictions made from the
+    targets' answers on the items ``on`` only. Returns (estimate, variance) per target. Each fold's
+    estimate is exactly unbiased (the other fold is a uniform sample of the items it did not see); the
+    variance is that of a sample mean of the cross-fitted residuals, (1 - k/N) s^2 / k, s^2 over both
+    folds' residuals: the average's error is, to first order, the mean residual over the whole sample.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    estimates, residuals = [], []
+    for fit, check in (folds, folds[::-1]):
+        est, residual = _fold_estimate(y, items[fit], items[check], predict(items[fit]), n_items)
+        estimates.append(est)
+        residuals.append(residual)
+    pooled = np.concatenate(residuals, axis=1)
+    k = pooled.shape[1]
+    return (estimates[0] + estimates[1]) / 2, (1 - k / n_items) * pooled.var(axis=1, ddof=1) / k
+
+
+def normal_interval(estimate: np.ndarray, variance: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided normal interval, clipped to [0, 1]."""
+    half = norm.ppf(0.5 + level / 2) * np.sqrt(np.maximum(variance, 0.0))
+    return np.clip(estimate - half, 0.0, 1.0), np.clip(estimate + half, 0.0, 1.0)
+
+
+def sample_mean_variance(y: np.ndarray, items: np.ndarray, n_items: int) -> np.ndarray:
+    """Variance of the plain mean of a uniform sample without replacement (finite-population corrected)."""
+    k = len(items)
+    return (1 - k / n_items) * np.asarray(y, dtype=np.float64)[:, items].var(axis=1, ddof=1) / k
+
+
+def regression_estimate(source_correct: np.ndarray, y: np.ndarray, items: np.ndarray,
+                        ridge: float = 1.0) -> np.ndarray:
+    """The source models' accuracy over all items regressed (ridge, with intercept) on their answers to
+    ``items``, applied to each target's answers there: the random-sample regression baseline."""
+    sources = np.asarray(source_correct, dtype=np.float64)
+    x = sources[:, items]
+    x_mean, t = x.mean(0), sources.mean(1)
+    xc = x - x_mean
+    coef = np.linalg.solve(xc.T @ xc + ridge * np.eye(len(items)), xc.T @ (t - t.mean()))
+    return np.clip(t.mean() + (np.asarray(y, dtype=np.float64)[:, items] - x_mean) @ coef, 0.0, 1.0)
