@@ -52,7 +52,11 @@ PALETTE = {"blue": "#005b8e", "vermillion": "#b55000", "green": "#008662", "purp
 #: members that share a line style or a marker differ in lightness by at least 20 L* (in comments).
 #: Subtask 'proportional' is a violet, not a lighter wine: that would be Diversity's purple.
 STYLES: dict[str, SelectorStyle] = {
-    **_family("random", [("random", "Random", PALETTE["black"], "-", "")], "o"),      # L* 0
+    **_family("random", [
+        ("random", "Random", PALETTE["black"], "-", ""),                                # L* 0
+        ("random_regression", "Random + regression", "#5a5a5a", "--", ""),           # L* 38
+        ("random_difference", "Random + difference (AIPW)", "#7a7a7a", ":", ""),      # L* 51
+    ], "o"),
     **_family("subtask", [
         ("subtask_equal", "Random, subtask-stratified", PALETTE["wine"], "-", "s"),  # L* 25
         ("subtask_equal_weighted", "Subtask-stratified, reweighted", PALETTE["wine"], "--", "s"),

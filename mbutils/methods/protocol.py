@@ -158,6 +158,18 @@ def frontier_pools(benchmark: Benchmark, frontier: float) -> tuple[np.ndarray, n
     return strong, weak
 
 
+def fit_frontier(benchmark: Benchmark, protocol: Protocol, frontier: float) -> Protocol:
+    """``protocol`` with the frontier split, its targets and sources cut to the pools the split leaves
+    (a small bundle has few models in its strongest share)."""
+    from dataclasses import replace
+
+    strong, weak = frontier_pools(benchmark, frontier)
+    if len(weak) < 1:
+        raise ProtocolError(f"{benchmark.name}: no model is weaker than the strongest {frontier:g} of the models")
+    return replace(protocol, target_set=None, frontier=float(frontier), n_targets=min(protocol.n_targets, len(strong)),
+                   n_sources=min(protocol.n_sources, len(weak)))
+
+
 def check_protocol(benchmark: Benchmark, protocol: Protocol) -> None:
     """Refuse protocols the bundle cannot support, before any work starts."""
     if protocol.n_runs < 1:

@@ -260,7 +260,8 @@ def _mdad_ci(row) -> str:
 
 # Re-exported: the paired claims, so one module names every claim a page glues.
 from mbutils.results.claims_paired import (best_at_size_of, best_at_size_paired, catch_up_paired,  # noqa: E402,F401
-                                           claim_is_powered, comparison_records, versus_random_paired)
+                                           claim_is_powered, comparison_records, estimator_claim,
+                                           versus_random_paired)
 
 
 def random_by_size(first: pd.DataFrame | list[dict], monotone: pd.DataFrame | list[dict]) -> Claim:

@@ -1,0 +1,59 @@
+"""The steps of the chapter "Beyond the paper": estimators under the random and the frontier split.
+
+For every benchmark of the page, the same selectors (random sampling with the plain mean, with a
+regression and with the difference estimator, and the learners the page names) run under the paper's
+random split and under the frontier split (targets from the strongest models, sources all weaker).
+Each estimator is compared with random sampling pairwise on the runs they share: its MDAD
+(:func:`mbutils.results.paired.compare_selectors`) and its estimation error
+(:func:`mbutils.results.estimator_checks.error_difference`).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from mbutils.base.names import label
+from mbutils.methods.protocol import fit_frontier
+from mbutils.results.claims_paired import comparison_records
+from mbutils.results.estimator_checks import error_difference
+from mbutils.results.metrics import mdad_table, summary_table
+from mbutils.results.paired import compare_selectors
+
+SPLITS = ("random split", "frontier split")
+
+
+def split_results(settings: dict, selectors, frontier: float) -> dict[tuple[str, str], pd.DataFrame]:
+    """(benchmark title, split) -> the results of ``selectors`` (cached; the frontier's protocol fitted to
+    the pool the split leaves)."""
+    out = {}
+    for s in settings.values():
+        out[s.page_title, SPLITS[0]] = s.results(list(selectors))
+        fitted = fit_frontier(s.benchmark, s.protocol, frontier)
+        out[s.page_title, SPLITS[1]] = s.results(list(selectors), frontier=fitted.frontier, target_set=None,
+                                                  n_targets=fitted.n_targets, n_sources=fitted.n_sources)
+    return out
+
+
+def estimator_table(runs: dict, threshold: float) -> pd.DataFrame:
+    """Per benchmark, split, selector and size: estimation error (points) and monotone MDAD (points)."""
+    rows = []
+    for (title, split), res in runs.items():
+        error = summary_table(res).set_index(["selector", "size"])["error"]
+        mdad = mdad_table(res, threshold=threshold, method="monotone", ci="none").set_index(["selector", "size"])
+        for (selector, size), value in error.items():
+            rows.append({"benchmark": title, "split": split, "method": label(selector), "k": int(size),
+                         "error (points)": float(value), "MDAD (points)": float(mdad.loc[(selector, size), "mdad"])})
+    return pd.DataFrame(rows)
+
+
+def estimators_versus_random(runs: dict, selector: str, threshold: float, n_boot: int = 300) -> dict:
+    """split -> benchmark -> {"mdad": records of the paired MDAD comparison, "error": records of the paired
+    error comparison} of ``selector`` against random sampling."""
+    out: dict = {split: {} for split in SPLITS}
+    for (title, split), res in runs.items():
+        mdad = compare_selectors(res, selector, "random", threshold=threshold, n_boot=n_boot)
+        error = error_difference(res, selector, "random")
+        out[split][title] = {"mdad": comparison_records(mdad),
+                             "error": error[["size", "verdict", "difference", "low", "high", "n_runs"]]
+                             .to_dict("records")}
+    return out
