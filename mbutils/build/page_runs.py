@@ -103,9 +103,10 @@ def _execute(path: Path, notebook, nb_config):
 #: Seconds between two progress lines while pages run and none starts or ends.
 HEARTBEAT_SECONDS = 30.0
 #: A page's execution seconds on average, per profile, before any page of the build has finished
-#: (then the pages done tell): the sum of the pages' seconds over the pages executed, from clean
-#: caches on the shared 2-core machine, 2026-12-06 (quick: 417 s over 20 pages; default: see README).
-TYPICAL_PAGE_SECONDS = {"quick": 21.0, "default": 60.0, "paper": 200.0}
+#: (then the pages done tell): the pages' seconds over the pages executed, from clean caches on the
+#: shared 2-core machine, 2026-12-06: quick 317 s and 417 s over 20 pages (two builds), default
+#: 1,079 s over 20; paper from the times of LONG_PAGES' comment (about 5,500 s over 20).
+TYPICAL_PAGE_SECONDS = {"quick": 20.0, "default": 54.0, "paper": 275.0}
 
 
 def _clock(seconds: float) -> str:
@@ -120,26 +121,27 @@ class Progress:
     or finished, and every ``heartbeat`` seconds while a page runs (:meth:`beat`, from a thread).
 
     The estimate of the time left is when the ``workers`` would be done with the pages waiting and
-    what the running ones still need, a page's work being the mean of the pages done so far,
-    or before any is, ``typical`` seconds or the running pages' mean time so far if longer: a rough
-    guess, since the longest pages start first.
+    what the running ones still need, a page's work being the mean of the pages done so far that
+    are not among the ``long`` ones (which start first and would make every page look long), or
+    ``typical`` seconds before one is done: a rough guess, which firms up as pages finish.
     """
 
     def __init__(self, total: int, workers: int, typical: float, stream=None, clock=time.monotonic,
-                 heartbeat: float = HEARTBEAT_SECONDS):
+                 heartbeat: float = HEARTBEAT_SECONDS, long=()):
         self.total, self.workers, self.typical = total, max(1, workers), typical
         self.stream, self.clock, self.heartbeat = stream, clock, heartbeat
+        self.long = frozenset(long)
         self.start = clock()
         self.running: dict[str, float] = {}
-        self.durations: list[float] = []
+        self.durations: dict[str, float] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
     def status(self) -> str:
         now = self.clock()
         ran = [now - t for t in self.running.values()]
-        page = (sum(self.durations) / len(self.durations) if self.durations
-                else max(self.typical, sum(ran) / len(ran) if ran else 0.0))  # pages run longer than thought
+        usual = [d for name, d in self.durations.items() if name not in self.long]
+        page = sum(usual) / len(usual) if usual else self.typical
         waiting = self.total - len(self.durations) - len(self.running)
         free = sorted([max(page - r, 0.0) for r in ran] + [0.0] * max(self.workers - len(ran), 0))
         for _ in range(waiting):  # each waiting page goes to the worker free first
@@ -165,7 +167,7 @@ class Progress:
         """``name`` stopped running (said by its worker, before the next page starts there)."""
         with self._lock:
             if name in self.running:
-                self.durations.append(self.clock() - self.running.pop(name))
+                self.durations[name] = self.clock() - self.running.pop(name)
 
     def finished(self, name: str, what: str) -> None:
         """``name`` is done: ``what`` says how (``executed in 12 s``, or why myst-nb runs it again)."""
@@ -229,7 +231,7 @@ def execute_pages(app, env, docnames) -> None:
 
     logger.info(f"[mbutils] executing {len(pending)} pages, {workers} at a time")
     start = time.perf_counter()
-    progress = Progress(len(pending), workers, TYPICAL_PAGE_SECONDS.get(profile_name(), 60.0))
+    progress = Progress(len(pending), workers, TYPICAL_PAGE_SECONDS.get(profile_name(), 60.0), long=LONG_PAGES)
     threading.Thread(target=progress.beat, name="mbutils-progress", daemon=True).start()
     try:
         with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -72,19 +72,22 @@ def test_a_page_its_worker_ended_is_not_running_beside_the_next_one():
     lines = _lines(out)
     assert max(m["running"].count(" (") for m in lines) == 2
     assert lines[-1]["done"] == "1" and lines[-1]["running"] == "b (0:11), c (0:01)"
-    assert progress.durations == [10.0]
+    assert progress.durations == {"a": 10.0}
 
 
-def test_the_estimate_grows_when_pages_run_longer_than_the_typical_page():
+def test_the_long_pages_that_start_first_do_not_set_the_estimate_for_the_others():
     clock, out = Clock(), io.StringIO()
-    progress = Progress(10, 2, typical=20.0, stream=out, clock=clock)
+    progress = Progress(10, 2, typical=20.0, stream=out, clock=clock, long={"long1", "long2"})
+    progress.started("long1")
+    progress.started("long2")
+    assert "about 2 min left" in progress.status()  # 8 waiting pages of 20 s after the two: 100 s
+    clock.now += 200
+    progress.finished("long1", "executed long1 in 200 s")
     progress.started("a")
-    progress.started("b")
-    before = progress.status()
-    clock.now += 300  # both still running after five minutes
-    after = progress.status()
-    minutes = [int(re.search(r"about (\d+) (s|min)", s).group(1)) * (1 if "s left" in s else 60) for s in (before, after)]
-    assert minutes[1] > minutes[0] and "about 20 min left" in after  # 8 pages of 300 s, two at a time
+    assert "about 80 s left" in progress.status()  # still 20 s a page: long1 is no usual page
+    clock.now += 10
+    progress.finished("a", "executed a in 10 s")
+    assert "about 40 s left" in progress.status()  # 7 waiting pages of 10 s, two at a time (long2 overdue)
 
 
 def test_a_heartbeat_while_a_page_runs_and_none_once_the_pages_are_done():
