@@ -54,8 +54,8 @@ PALETTE = {"blue": "#005b8e", "vermillion": "#b55000", "green": "#008662", "purp
 STYLES: dict[str, SelectorStyle] = {
     **_family("random", [
         ("random", "Random", PALETTE["black"], "-", ""),                                # L* 0
-        ("random_regression", "Random + regression", "#5a5a5a", "--", ""),           # L* 38
-        ("random_difference", "Random + difference (AIPW)", "#7a7a7a", ":", ""),      # L* 51
+        ("random_regression", "Random + regression", "#444444", "--", ""),           # L* 29
+        ("random_difference", "Random + difference (AIPW)", "#777777", ":", ""),      # L* 50
     ], "o"),
     **_family("subtask", [
         ("subtask_equal", "Random, subtask-stratified", PALETTE["wine"], "-", "s"),  # L* 25
