@@ -203,6 +203,8 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # Sphinx hook, the first one twice (about 15 s)
     ("test_page_runs.py", "test_pages_run_ahead_and_a_failing_page_is_left_to_myst_nb"): {"book"},
     ("test_page_runs.py", "test_one_page_at_a_time_leaves_execution_to_myst_nb"): {"book"},
+    # a two-page book built with the book's Sphinx hook, its progress lines on stderr read (4 s)
+    ("test_page_runs_progress.py", "test_a_book_build_reports_each_page_on_stderr"): {"book"},
     # runs sel_random with a broken solution until its assertion fails (10 s)
     ("test_exercises.py", "test_a_broken_solution_fails_the_chapter"): {"book"},
     # runs the measures chapter on real GPQA and checks its standalone page (20 s)
@@ -215,6 +217,8 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     ("test_book_browser.py", "test_every_equation_is_typeset_offline"): {"browser"},
     ("test_book_browser.py", "test_instructors_copy_shows_every_solution_open"): {"browser"},
     ("test_book_browser.py", "test_the_pdf_holds_every_chapter_with_figures_as_wide_as_the_text"): {"browser"},
+    # every page at 1,400 px: the figures' smallest text as shown, the captions' contrast (8 s)
+    ("test_book_browser.py", "test_figure_text_and_captions_read_at_their_displayed_size"): {"browser"},
     # --- slow: neither, but many seconds each
     # adaptive experiments on real GPQA and a large stand-in, run independently and nested (52 s, 20 s)
     ("test_speed_equivalence.py", "test_nested_adaptive_tests_keep_real_gpqa_mdad_within_the_run_to_run_spread"): {"slow"},

@@ -116,6 +116,78 @@ def test_every_toc_page_loads_cleanly_in_chromium(book_html, browser, capsys):
     assert (shots / "intro.png").exists() and (shots / f"{SCREENSHOT_CHAPTER.replace('/', '_')}.png").exists()
 
 
+#: What a figure and its caption look like on a page: the content column's width, each figure's smallest
+#: text at the PNG's own size (data-text-pt, written by mbutils.book.display) with its natural and shown
+#: widths, and each caption's colour with the page's background.
+LEGIBILITY_JS = """() => {
+  const article = document.querySelector('article.bd-article');
+  const style = getComputedStyle(article);
+  const column = article.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const figures = Array.from(document.querySelectorAll('.mbutils-figure img')).map(
+    i => [i.alt.slice(0, 60), parseFloat(i.dataset.textPt), i.naturalWidth, i.getBoundingClientRect().width]);
+  const captions = Array.from(document.querySelectorAll('.mbutils-caption')).map(c => getComputedStyle(c).color);
+  return {column, figures, captions, background: getComputedStyle(document.body).backgroundColor};
+}"""
+
+
+def _rgb(css: str) -> tuple[float, ...]:
+    return tuple(float(v) / 255 for v in re.findall(r"[\d.]+", css)[:3])
+
+
+def _contrast(fg: str, bg: str) -> float:
+    def luminance(rgb):
+        linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    a, b = sorted((luminance(_rgb(fg)), luminance(_rgb(bg))))
+    return (b + 0.05) / (a + 0.05)
+
+
+def test_figure_text_and_captions_read_at_their_displayed_size(book_html, browser, capsys):
+    """In Chromium at 1,400 px the content column is the width the figures are drawn for
+    (mbutils.book.plots.layout.HTML_COLUMN_PX); every figure's smallest text, as shown (its size at
+    the PNG's own width x shown width / natural width), is at least 9 pt; every caption's colour has
+    WCAG AA contrast (4.5:1) with the page."""
+    from mbutils.book.plots.layout import HTML_COLUMN_PX, MIN_TEXT_PT
+
+    problems, shown_pt, contrasts = [], [], []
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.route(OFFLINE, lambda route: route.abort())
+    for doc in toc_pages():
+        if not (book_html / f"{doc}.html").exists():  # test_every_toc_page_loads_cleanly_in_chromium says so
+            continue
+        page.goto((book_html / f"{doc}.html").as_uri(), wait_until="load")
+        seen = page.evaluate(LEGIBILITY_JS)
+        if abs(seen["column"] - HTML_COLUMN_PX) > 1:
+            problems.append(f"{doc}: content column {seen['column']} px, not {HTML_COLUMN_PX:g} px")
+        for alt, text_pt, natural, width in seen["figures"]:
+            pt = text_pt * width / natural
+            shown_pt.append(pt)
+            if pt < MIN_TEXT_PT - 0.01:
+                problems.append(f"{doc}: figure {alt!r} shows text of {pt:.2f} pt")
+        for color in seen["captions"]:
+            contrasts.append(_contrast(color, seen["background"]))
+            if contrasts[-1] < 4.5:
+                problems.append(f"{doc}: caption {color} on {seen['background']}: {contrasts[-1]:.2f}:1")
+    page.close()
+    with capsys.disabled():
+        print(f"\n{len(shown_pt)} figures: smallest text shown {min(shown_pt):.2f} pt; "
+              f"{len(contrasts)} captions: lowest contrast {min(contrasts):.2f}:1")
+    assert len(shown_pt) >= 40 and contrasts
+    assert not problems, "\n".join(problems[:30])
+
+
+def test_the_front_page_links_no_pdf_the_build_did_not_make(book_html):
+    """The default build prints no PDF: the front page's sentence about it stays an inert template
+    (book-pdf makes it a live link once it writes book.pdf beside the page)."""
+    text = (book_html / "intro.html").read_text()
+    if (book_html / "book.pdf").exists():  # MBUTILS_BOOK_HTML names a published build, PDF printed
+        assert '<span class="mbutils-pdf-link"><a href="book.pdf">' in text
+        return
+    assert '<template class="mbutils-pdf-link"><a href="book.pdf">' in text
+    assert not re.search(r'<a [^>]*href="book\.pdf"', re.sub(r"<template.*?</template>", "", text, flags=re.S))
+
+
 def test_front_page_shows_computed_findings(book_html):
     text = (book_html / "intro.html").read_text()
     for snippet in ("Kendall", "MDAD", "points"):
@@ -326,8 +398,8 @@ def test_the_pdf_holds_every_chapter_with_figures_as_wide_as_the_text(book_html,
 
     pdf = tmp_path / "book.pdf"
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "mbutils", "book-pdf", "--html", str(book_html), "--out", str(pdf)],
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run([sys.executable, "-m", "mbutils", "book-pdf", "--html", str(book_html), "--out", str(pdf),
+                           "--verbose"], capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-3000:]
     print(f"PDF printed in {(time.perf_counter() - start) / 60:.1f} min, {pdf.stat().st_size / 1e6:.1f} MB, "
           f"{len(PdfReader(str(pdf)).pages)} pages")
@@ -343,7 +415,11 @@ def test_the_pdf_holds_every_chapter_with_figures_as_wide_as_the_text(book_html,
     missing = [t for t in titles.values() if norm(re.sub(r"^\d+\. ", "", t)) not in text]
     assert not missing, f"the PDF lacks chapters {missing}"
     assert [item.title for item in reader.outline][:len(titles)] == list(titles.values())
-    report = json.loads(proc.stdout)
+    report = json.loads(proc.stdout[: proc.stdout.rindex("}") + 1])  # --verbose: the report, then the one-line summary
+    assert proc.stdout.splitlines()[-1].startswith(f"wrote {pdf}: ")
+    small = {doc: r["smallest_figure_text_pt"] for doc, r in report.items()
+             if r["smallest_figure_text_pt"] is not None and r["smallest_figure_text_pt"] < 9 - 0.01}
+    assert not small, f"figure text below 9 pt in the PDF: {small}"
     narrow = {doc: r["narrowest_figure"] for doc, r in report.items()
               if r["narrowest_figure"] is not None and r["narrowest_figure"] < 0.98}
     assert not narrow, f"figures narrower than the text column: {narrow}"

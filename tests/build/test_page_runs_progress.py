@@ -115,3 +115,34 @@ def test_a_heartbeat_while_a_page_runs_and_none_once_the_pages_are_done():
 def test_clock_reads_minutes_and_hours():
     assert (_clock(0), _clock(59.6), _clock(61), _clock(3725)) == ("0:00", "1:00", "1:01", "1:02:05")
 
+
+
+def test_a_book_build_reports_each_page_on_stderr(tmp_path):
+    """A small book (two pages run ahead, two at a time) built with the book's Sphinx hook: stderr has
+    a start and an end line for each page, with the counts (a heartbeat comes only after 30 s)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from helpers import MYST_FRONT_MATTER
+
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "_config.yml").write_text("title: mini\nonly_build_toc_files: true\nexecute:\n  execute_notebooks: cache\n"
+                                      "sphinx:\n  extra_extensions: [mbutils.build.sphinxext]\n")
+    (book / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: other\n")
+    for name in ("intro", "other"):
+        (book / f"{name}.md").write_text(f"{MYST_FRONT_MATTER}\n# {name}\n\n```{{code-cell}}\nimport time\n"
+                                         "time.sleep(1)\n```\n")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    proc = subprocess.run([str(jb), "build", str(book), "--path-output", str(tmp_path / "out")], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "MBUTILS_BOOK_PAGES": "2"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("[mbutils]")]
+    matches = [LINE.match(line) for line in lines]
+    assert all(matches), lines
+    whats = sorted(m["what"].split(" in ")[0] for m in matches if m["what"])
+    assert whats == ["executed intro", "executed other", "started intro", "started other"], lines
+    assert {m["total"] for m in matches} == {"2"} and matches[-1]["done"] == "2"
+    assert "[mbutils] executing 2 pages, 2 at a time" in proc.stdout
