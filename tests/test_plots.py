@@ -52,7 +52,7 @@ def test_every_registered_selector_has_its_own_style():
 def test_unknown_selector_gets_a_stable_fallback():
     a, b = plots.style("my_method"), plots.style("my_method")
     assert a == b and a.label == "my_method"
-    assert plots.palette(["random", "my_method"]) == {"Random": "#333333", "my_method": a.color}
+    assert plots.palette(["random", "my_method"]) == {"Random": plots.style("random").color, "my_method": a.color}
 
 
 # ------------------------------------------------------------------------- figures
