@@ -52,8 +52,12 @@ def _micro_parsers(sub, common) -> None:
                        "weights, the estimator's state, provenance, the calibration of its interval "
                        "(cross-fitted held-out errors of the pool's models; none for random sampling, whose "
                        "interval is exact), a reliability card (MDAD at this k from a protocol run, random "
-                       "sampling's, share of the pool's pairs it separates) and lm-evaluation-harness tasks "
-                       "that run only the chosen documents. Written whole or not at all.")
+                       "sampling's, share of the pool's pairs it separates, coverage of its interval on held-out "
+                       "models) as card.json and in words as card.md, and lm-evaluation-harness tasks that run "
+                       "only the chosen documents: <harness task>_micro per harness task the items come from "
+                       "(as the bundle states them: items.csv columns lm_eval_task and doc_id, or its "
+                       "provenance.json) and the group <benchmark>_micro, checked by the installed harness. "
+                       "Written whole or not at all.")
     p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
     p.add_argument("--selector", required=True, help="a selector name (not an adaptive one)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -67,7 +71,8 @@ def _micro_parsers(sub, common) -> None:
     p.add_argument("--jobs", type=_workers, default=1, help="workers of the protocol run (-1: all cores)")
     p.add_argument("--lm-eval-tasks", default=None,
                    help="folder of lm-eval task YAMLs to find the original tasks in (default: the installed "
-                   "lm_eval, else <task>.yaml next to the exported YAML)")
+                   "lm_eval, else <task>.yaml next to the exported YAML); a task it lacks, or a bundle with no "
+                   "harness export, is an error")
     p.add_argument("--force", action="store_true", help="replace an existing non-empty --out")
     _add_missing(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -87,7 +92,9 @@ def _micro_parsers(sub, common) -> None:
     p.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     p.add_argument("--level", type=number("level", low=0, high=1, low_open=True, high_open=True), default=0.9,
                    help="level of the interval, in (0, 1)")
-    p.add_argument("--metric", default="acc", help="lm-eval 0/1 metric read as correctness (e.g. acc_norm)")
+    p.add_argument("--metric", default=None, help="lm-eval 0/1 metric read as correctness (default: the metric "
+                   "the micro-benchmark's bundle was built on, e.g. acc_norm for the leaderboard's GPQA and BBH, "
+                   "else acc); the output names the metric read")
     p.add_argument("--filter", default=None, help="for logs that record several filters, the one to read "
                    "(e.g. strict-match)")
     p.set_defaults(func=cmd_score)
@@ -210,8 +217,7 @@ def cmd_build_micro(args) -> int:
     from mbutils.data.bundle import find_bundle
     from mbutils.data.datasets import load_benchmark
     from mbutils.methods.selectors import make_selector
-    from mbutils.results.lm_eval_task import check_exportable
-    from mbutils.results.micro_folder import check_out, write_micro
+    from mbutils.results.micro_folder import check_out
     from mbutils.results.microbench import build_micro
 
     try:
@@ -221,13 +227,12 @@ def cmd_build_micro(args) -> int:
     check_out(args.out, bundle_folder, args.force)
     selector = make_selector(args.selector, **_params(args.param))
     exclude = _read_model_list(args.exclude_models) if args.exclude_models else []
-    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
-    check_exportable(bench.items, bench.subtasks)  # names the export would refuse, before any work
     if args.lm_eval_tasks is not None and not Path(args.lm_eval_tasks).is_dir():
         raise MbutilsError(f"--lm-eval-tasks {args.lm_eval_tasks}: no such folder of lm-eval task configs")
+    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
     built = build_micro(bench, selector, args.k, seed=args.seed, exclude=exclude, runs=args.runs,
-                        threshold=args.threshold, jobs=args.jobs, progress=not args.quiet)
-    path = write_micro(built, args.out, bundle_folder=bundle_folder, force=args.force, tasks_dir=args.lm_eval_tasks)
+                        threshold=args.threshold, jobs=args.jobs, progress=not args.quiet, out=args.out,
+                        force=args.force, lm_eval_tasks=args.lm_eval_tasks)
     card = built.card
     if card.protocol is None:
         reliability = f"no reliability card: {card.note}"
@@ -235,9 +240,25 @@ def cmd_build_micro(args) -> int:
         reliability = (f"MDAD at k = {built.k}: {mdad_text(card.mdad, unit=' points')} (95% CI "
                        f"{mdad_text(card.ci_low)} to {mdad_text(card.ci_high)}; random sampling: "
                        f"{mdad_text(card.random_mdad, unit=' points')})" + (f"; note: {card.note}" if card.note else ""))
-    print(f"wrote {path}: {built.k} items of {bench.name} chosen by {built.selector} "
+    print(f"wrote {built.path}: {built.k} items of {bench.name} chosen by {built.selector} "
           f"(pool of {len(built.pool)} models); {reliability}")
+    print(_export_line(built.path))
     return 0
+
+
+def _export_line(path: Path) -> str:
+    """One line on the folder's lm-eval export: the group to run and the metric, or why there is none."""
+    import json
+
+    meta = json.loads((Path(path) / "micro.json").read_text(encoding="utf-8"))
+    group = meta.get("lm_eval_group")
+    if not group:
+        return f"no lm-eval export: {meta.get('lm_eval_note') or 'none'}"
+    line = (f"lm-eval: run group {group['name']} ({len(group['tasks'])} task(s)) with --include_path "
+            f"{Path(path) / 'lm_eval'}; metric {group['metric']}; {meta.get('lm_eval_check')}")
+    if group.get("unresolved"):
+        line += f"; original YAML not found for {', '.join(group['unresolved'][:3])} (see card.md)"
+    return line
 
 
 def cmd_score(args) -> int:
@@ -246,7 +267,7 @@ def cmd_score(args) -> int:
 
     folder = read_micro(args.folder)
     table = score(folder, args.files, level=args.level, metric=args.metric, log_filter=args.filter)
-    sys.stdout.write(format_scores(table, folder, args.format))
+    sys.stdout.write(format_scores(table, folder, args.format, args.metric))
     return 0
 
 

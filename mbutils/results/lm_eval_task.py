@@ -17,9 +17,12 @@ plus ``micro_docs.json`` (the chosen documents, by a JSON serialiser) and ``micr
 fixed copy of :mod:`mbutils.results.lm_eval_filter`, which keeps those documents and stamps each
 with its original index (``mbutils_doc_id``); :mod:`mbutils.results.scoring` matches logs by it.
 
-Item ids give the task and document: ``task:doc_id`` (the lm-eval importer's ids), else
-``<subtask>_<digits>`` (the shipped GPQA bundle's ``gpqa_main_007``). A task name that
-becomes a file name must match :data:`TASK_NAME`; two that would be one file on a
+The harness task and document of each item are what the bundle states
+(:mod:`mbutils.data.bundle.harness`: items.csv columns ``lm_eval_task`` and ``doc_id``, or
+provenance.json's ``lm_eval``, as the shipped leaderboard bundles give ``leaderboard_gpqa_main``,
+``leaderboard_bbh_<subtask>`` and ``leaderboard_mmlu_pro``); a bundle that states nothing has them
+read off its item ids: ``task:doc_id`` (the lm-eval importer's ids), else ``<subtask>_<digits>``.
+A task name that becomes a file name must match :data:`TASK_NAME`; two that would be one file on a
 case-insensitive file system, or one name once ``-`` and ``.`` read as ``_``, are refused.
 """
 
@@ -85,10 +88,18 @@ class NotDocuments(BundleError):
     """The chosen items name no lm-eval documents: the micro-benchmark has no harness export."""
 
 
-def check_exportable(items, subtasks, where: str = "items.csv") -> None:
+def item_documents(items, subtasks, harness=None) -> list[tuple[str, int] | None]:
+    """(task, doc_id) of every item, or None for an item that is no document: as the bundle states it
+    (a :class:`~mbutils.data.bundle.harness.HarnessMap` with tasks), else read off the item ids."""
+    if harness is not None and harness.tasks is not None:
+        return [None if task is None else (str(task), int(doc)) for task, doc in zip(harness.tasks, harness.docs)]
+    return list(map(split_item, items, subtasks))
+
+
+def check_exportable(items, subtasks, where: str = "items.csv", parsed=None) -> None:
     """Before any work: the task names the bundle's items would export under are usable and distinct, no
     task is another's exported name (``<task>_micro``), and no two items name one document."""
-    parsed = list(map(split_item, items, subtasks))
+    parsed = list(map(split_item, items, subtasks)) if parsed is None else list(parsed)
     tasks = dict.fromkeys(p[0] for p in parsed if p is not None)
     for task in tasks:
         check_task_name(task, f"{where}: ")
@@ -104,9 +115,9 @@ def check_exportable(items, subtasks, where: str = "items.csv") -> None:
                               f"task {doc[0]!r}; a document can be one item only: remove or rename one")
 
 
-def documents(items, subtasks, chosen) -> tuple[dict[str, list[int]], dict[str, int]]:
+def documents(items, subtasks, chosen, parsed=None) -> tuple[dict[str, list[int]], dict[str, int]]:
     """Chosen doc_ids per task (increasing) and the documents each task has in the bundle."""
-    parsed = [split_item(i, s) for i, s in zip(items, subtasks)]
+    parsed = [split_item(i, s) for i, s in zip(items, subtasks)] if parsed is None else list(parsed)
     bad = [str(items[c]) for c in chosen if parsed[c] is None]
     if bad:
         raise NotDocuments(f"items {', '.join(map(ascii, bad[:3]))} name no lm-eval document (ids look like "
@@ -119,7 +130,7 @@ def documents(items, subtasks, chosen) -> tuple[dict[str, list[int]], dict[str, 
     for c in np.sort(np.asarray(chosen)):
         task, doc = parsed[c]
         docs.setdefault(task, []).append(doc)
-    check_exportable(items, subtasks, "items of the micro-benchmark")
+    check_exportable(items, subtasks, "items of the micro-benchmark", parsed)
     return {t: sorted(v) for t, v in sorted(docs.items())}, {t: per_task[t] for t in sorted(docs)}
 
 
@@ -129,29 +140,71 @@ def _yaml_entry_path(entry) -> str | None:
     return str(value) if value not in (None, -1, "") else None
 
 
-def find_task_yaml(task: str, tasks_dir: str | Path | None) -> str:
+def _configs_under(root: Path) -> dict[str, str]:
+    """Task name -> the YAML file defining it, for every YAML under ``root`` (read once per export)."""
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    found: dict[str, str] = {}
+    for path in sorted(root.rglob("*.yaml")):
+        try:
+            config = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)
+        except (yaml.YAMLError, UnicodeDecodeError, OSError, RecursionError):
+            continue
+        if isinstance(config, dict) and isinstance(config.get("task"), str):
+            found.setdefault(config["task"], str(path.resolve()))
+    return found
+
+
+def find_task_yaml(task: str, tasks_dir: str | Path | None, required: bool = False, configs=None) -> str:
     """The YAML file defining ``task``: under ``tasks_dir`` if given (refused when absent), else in an
-    installed lm_eval, else ``<task>.yaml`` next to the export (to be copied or linked there)."""
+    installed lm_eval, else ``<task>.yaml`` next to the export (to be copied or linked there). With
+    ``required`` (the bundle states that its items are documents of ``task``), a task the installed harness
+    does not define is refused too."""
     if tasks_dir is not None:
         root = Path(tasks_dir)
         if not root.is_dir():
             raise BundleError(f"--lm-eval-tasks {tasks_dir}: no such folder of lm-eval task configs")
-
-        class Loader(yaml.SafeLoader):
-            pass
-
-        Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
-        for path in sorted(root.rglob("*.yaml")):
-            try:
-                config = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)
-            except (yaml.YAMLError, UnicodeDecodeError, OSError, RecursionError):
-                continue
-            if isinstance(config, dict) and config.get("task") == task:
-                return str(path.resolve())
-        raise BundleError(f"--lm-eval-tasks {tasks_dir}: no YAML file there defines task {task!r}; point it at "
-                          "the folder holding that task's config (the harness's lm_eval/tasks, or a copy)")
+        found = (configs if configs is not None else _configs_under(root)).get(task)
+        if found is None:
+            raise BundleError(f"--lm-eval-tasks {tasks_dir}: no YAML file there defines task {task!r}; point it at "
+                              "the folder holding that task's config (the harness's lm_eval/tasks, or a copy)")
+        return found
     index = harness_index()
-    return _yaml_entry_path(index.get(task) or {}) or f"{task}.yaml"
+    found = _yaml_entry_path(index.get(task) or {})
+    if found is None and required and harness_installed():
+        raise BundleError(f"the bundle says its items are documents of lm-eval task {task!r}, which the installed "
+                          f"lm-evaluation-harness ({harness_version()}) does not define; install the version the "
+                          "bundle was built with (pip install -r requirements-harness.txt: lm-eval==0.4.13), or give "
+                          "--lm-eval-tasks DIR holding that task's YAML")
+    return found or f"{task}.yaml"
+
+
+def resolve_includes(tasks, tasks_dir=None, required: bool = False) -> dict[str, str]:
+    """task -> the YAML its micro task includes (:func:`find_task_yaml`), every task looked up at once."""
+    configs = _configs_under(Path(tasks_dir)) if tasks_dir is not None and Path(tasks_dir).is_dir() else None
+    return {task: find_task_yaml(task, tasks_dir, required, configs) for task in tasks}
+
+
+def harness_installed() -> bool:
+    """Whether lm-evaluation-harness can be imported here."""
+    try:
+        import lm_eval.tasks  # noqa: F401  (optional: pip install 'mbutils[lm-eval]')
+    except ImportError:
+        return False
+    return True
+
+
+def harness_version() -> str:
+    """``lm-eval X.Y.Z`` of the installed harness, or 'not installed'."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"lm-eval {version('lm_eval')}"
+    except PackageNotFoundError:
+        return "not installed"
 
 
 @functools.cache
@@ -183,11 +236,18 @@ def task_config(micro: str, include: str, index: int) -> str:
                               default_flow_style=False, width=10**6)
 
 
-def write_lm_eval_tasks(folder: Path, items, subtasks, chosen, tasks_dir=None) -> dict[str, dict]:
+def write_lm_eval_tasks(folder: Path, items, subtasks, chosen, tasks_dir=None, *, parsed=None,
+                        required: bool = False) -> dict[str, dict]:
     """Write ``<task>_micro.yaml`` per task, ``micro_docs.json`` and ``micro_docs.py`` into ``folder``;
-    returns the map micro task -> {"task", "docs", "n_docs", "include"} (kept in ``micro.json``)."""
-    docs, n_docs = documents(items, subtasks, chosen)
-    original = {task: find_task_yaml(task, tasks_dir) for task in docs}
+    returns the map micro task -> {"task", "docs", "n_docs", "include", "items"} (kept in ``micro.json``).
+
+    ``parsed`` gives (task, doc_id) per item as the bundle states them (:func:`item_documents`; read off
+    the item ids when None); ``required``: the bundle stated them, so every task must be one the harness
+    (or ``tasks_dir``) defines."""
+    parsed = [split_item(i, s) for i, s in zip(items, subtasks)] if parsed is None else list(parsed)
+    docs, n_docs = documents(items, subtasks, chosen, parsed)
+    original = resolve_includes(docs, tasks_dir, required)
+    owner = {parsed[c]: str(items[c]) for c in chosen}
     folder.mkdir(parents=True, exist_ok=True)
     tasks, entries = {}, []
     for index, (task, chosen_docs) in enumerate(docs.items()):
@@ -195,7 +255,7 @@ def write_lm_eval_tasks(folder: Path, items, subtasks, chosen, tasks_dir=None) -
         (folder / f"{micro}.yaml").write_text(task_config(micro, original[task], index), encoding="utf-8")
         entry = {"task": task, "docs": chosen_docs, "n_docs": n_docs[task], "include": original[task]}
         entries.append({"micro_task": micro, **entry})
-        tasks[micro] = entry
+        tasks[micro] = {**entry, "items": [owner[task, doc] for doc in chosen_docs]}
     (folder / f"{MODULE}.json").write_text(json.dumps({"tasks": entries}, indent=1) + "\n", encoding="utf-8")
     shutil.copyfile(Path(__file__).with_name("lm_eval_filter.py"), folder / f"{MODULE}.py")
     return tasks

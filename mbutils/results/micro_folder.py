@@ -8,9 +8,11 @@ Files (all text, so a reader can inspect them):
 ``item_params.csv``   IRT selectors only: item, b, a_0 .. a_{D-1} for every item of the bundle
 ``pool.csv``          model, accuracy: the models it learned from, with their full accuracy
 ``calibration.csv``   model, fold, estimate, truth, error: cross-fitted held-out errors
-``card.json``         the reliability card (MDAD with interval, random's, share separated)
+``card.json``         the reliability card (MDAD with interval, random's, share separated, interval coverage)
+``card.md``           the same card in words, for a person (:mod:`mbutils.results.micro_card`)
 ``provenance.json``   bundle, hash, selector and parameters, seed, excluded models, version, code
-``lm_eval/``          ``<task>_micro.yaml`` and ``micro_docs.py`` (:mod:`mbutils.results.lm_eval_task`)
+``lm_eval/``          ``<task>_micro.yaml`` per harness task, ``_group.yaml`` (the group ``<benchmark>_micro``),
+                      ``micro_docs.json`` and ``micro_docs.py`` (:mod:`mbutils.results.lm_eval_export`)
 ``manifest.json``     SHA-256 of every other file: a changed or missing file is refused
 """
 
@@ -33,8 +35,8 @@ from mbutils.base.tables import csv_safe, read_csv_table
 from mbutils.base.fingerprint import code_fingerprint
 from mbutils.methods.selectors.base import MicroBenchmark
 from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark
-from mbutils.results.lm_eval_task import NotDocuments, write_lm_eval_tasks
-from mbutils.results.microbench import BuiltMicro
+from mbutils.results.lm_eval_export import GROUP_FILE, export_micro
+from mbutils.results.micro_card import card_markdown
 
 FORMAT = "mbutils-micro-benchmark/1"
 MANIFEST = "manifest.json"
@@ -87,7 +89,7 @@ def _present(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.name != MANIFEST and not p.is_dir())
 
 
-def _write_files(built: BuiltMicro, root: Path, tasks_dir) -> None:
+def _write_files(built, root: Path, tasks_dir) -> None:
     micro = built.micro
     chosen = micro.items
     csv_safe(pd.DataFrame({"item": built.items[chosen], "subtask": built.subtasks[chosen], "weight": micro.weights})) \
@@ -102,18 +104,12 @@ def _write_files(built: BuiltMicro, root: Path, tasks_dir) -> None:
         csv_safe(params).to_csv(root / "item_params.csv", index=False, float_format="%.17g")
     csv_safe(built.pool).to_csv(root / "pool.csv", index=False, float_format="%.17g")
     csv_safe(built.calibration).to_csv(root / "calibration.csv", index=False, float_format="%.17g")
-    try:
-        tasks = write_lm_eval_tasks(root / "lm_eval", built.items, built.subtasks, chosen, tasks_dir)
-        export = ""
-    except NotDocuments as err:  # a bundle whose items are no harness documents: scored from CSV only
-        if tasks_dir is not None:
-            raise
-        tasks, export = {}, str(err)
+    export = export_micro(root / "lm_eval", built, tasks_dir)
+    meta = {"format": FORMAT, "bundle": built.bundle, "bundle_hash": built.bundle_hash, "n_items": len(built.items),
+            "selector": built.selector, "k": built.k, "estimator": state, "interval": built.interval, **export}
     (root / "card.json").write_text(_json(asdict(built.card)), encoding="utf-8")
-    (root / "micro.json").write_text(_json({
-        "format": FORMAT, "bundle": built.bundle, "bundle_hash": built.bundle_hash, "n_items": len(built.items),
-        "selector": built.selector, "k": built.k, "estimator": state, "interval": built.interval,
-        "lm_eval_tasks": tasks, "lm_eval_note": export}), encoding="utf-8")
+    (root / "card.md").write_text(card_markdown(built, meta), encoding="utf-8")
+    (root / "micro.json").write_text(_json(meta), encoding="utf-8")
     (root / "provenance.json").write_text(_json({
         "bundle": built.bundle, "bundle_hash": built.bundle_hash, "selector": built.selector,
         "selector_class": built.selector_class, "params": built.params, "seed": built.seed,
@@ -122,9 +118,11 @@ def _write_files(built: BuiltMicro, root: Path, tasks_dir) -> None:
     (root / MANIFEST).write_text(_json({name: _sha(root / name) for name in _present(root)}), encoding="utf-8")
 
 
-def write_micro(built: BuiltMicro, out: str | Path, *, bundle_folder: Path | None = None, force: bool = False,
+def write_micro(built, out: str | Path, *, bundle_folder: Path | None = None, force: bool = False,
                 tasks_dir=None) -> Path:
-    """Write the folder atomically: into a temporary sibling, then renamed into place."""
+    """Write ``built`` (a :class:`~mbutils.results.microbench.BuiltMicro`) as a folder, atomically: into a
+    temporary sibling, checked (the harness indexes its export), then renamed into place. The public door
+    is :func:`mbutils.build_micro` with ``out``."""
     path = check_out(out, bundle_folder, force)
     return replace_folder(path, lambda folder: _write_files(built, folder, tasks_dir))
 
@@ -263,8 +261,10 @@ def _check_export(root: Path, meta: dict) -> None:
     if tasks and written != {m: {k: info.get(k) for k in ("task", "docs", "n_docs", "include")}
                              for m, info in tasks.items()}:
         raise _fail(listing, "does not list the documents micro.json says the micro-benchmark chose")
+    _check_items(root, tasks)
+    _check_group(root, meta, folder / GROUP_FILE, Loader)
     found = set()
-    for path in sorted(folder.glob("*.yaml")):
+    for path in sorted(p for p in folder.glob("*.yaml") if p.name != GROUP_FILE):
         try:
             config = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)
         except (yaml.YAMLError, UnicodeDecodeError, RecursionError):
@@ -275,6 +275,41 @@ def _check_export(root: Path, meta: dict) -> None:
         found.add(path.stem)
     if found != set(tasks):
         raise _fail(folder, f"lacks the task files of {', '.join(sorted(set(tasks) - found))}")
+
+
+def _check_items(root: Path, tasks: dict) -> None:
+    """Where micro.json names each document's item (folders since the harness-exact export), every item is
+    named once, beside its document."""
+    named = [info.get("items") for info in tasks.values() if isinstance(info, dict)]
+    if not any(v is not None for v in named):
+        return
+    if not all(isinstance(v, list) and isinstance(info.get("docs"), list) and len(v) == len(info["docs"])
+               and all(isinstance(x, str) for x in v) for v, info in zip(named, tasks.values())) \
+            or len({x for v in named for x in v}) != sum(map(len, named)):
+        raise _fail(root / "micro.json", "its lm_eval_tasks do not name one item per chosen document")
+
+
+def _check_group(root: Path, meta: dict, path: Path, loader) -> None:
+    """``_group.yaml``: present exactly when micro.json records a group, holding that group of its tasks."""
+    import yaml
+
+    group = meta.get("lm_eval_group")
+    if not path.exists():
+        if group:
+            raise _fail(path, "missing")
+        return
+    if not isinstance(group, dict):
+        raise _fail(path, "is not listed as the export's group in micro.json")
+    try:
+        config = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError):
+        raise _fail(path, "is not the YAML build-micro writes") from None
+    expected = {"group": group.get("name"), "task": list(meta.get("lm_eval_tasks") or {}),
+                "aggregate_metric_list": [{"metric": group.get("metric"), "aggregation": "mean",
+                                           "weight_by_size": group.get("weight_by_size")}],
+                "metadata": {"version": 1.0}}
+    if config != expected:
+        raise _fail(path, "is not the group build-micro writes (its name, tasks or aggregation differ from micro.json)")
 
 
 def _check_values(root: Path, meta: dict, items: pd.DataFrame, micro: MicroBenchmark, pool: pd.DataFrame,
@@ -322,7 +357,7 @@ def read_micro(folder: str | Path) -> MicroFolder:
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
         raise _fail(root / "micro.json", f"its estimator state is not as build-micro writes it "
                     f"({type(err).__name__}: {str(err)[:80]})") from None
-    card = {key: (np.nan if value is None and key not in ("protocol", "note") else value)
+    card = {key: (np.nan if value is None and key not in ("protocol", "note", "coverage") else value)
             for key, value in card.items()}
     pool = _csv(root / "pool.csv")
     _check_values(root, meta, items, micro, pool, card)

@@ -15,12 +15,18 @@ minus any held out) as sources, through the same seeded path as the experiment
 * the **reliability card**: the MDAD at this k with its 95% interval from a protocol run of
   the selector on the pool (:func:`run_experiment`, cached), the planner's MDAD for random
   sampling under the same protocol, and the share of the pool's model pairs whose gap is at
-  least the MDAD (the pairs it orders correctly at least ``threshold`` of the time).
+  least the MDAD (the pairs it orders correctly at least ``threshold`` of the time), and the
+  coverage of its interval measured on held-out models: the cross-fitted pool models, and the
+  models held out of the build (``exclude``).
+
+Given ``out``, :func:`build_micro` also writes the folder (:mod:`mbutils.results.micro_folder`: the
+items, estimator, card, ``card.md`` and the lm-evaluation-harness export), whole or not at all.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -53,6 +59,7 @@ class Card:
     share_separated: float
     protocol: dict | None
     note: str = ""
+    coverage: dict | None = None  # level, calibration / excluded {models, covered (, width)}, width (points)
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,9 @@ class BuiltMicro:
     card: Card
     interval: str                # "hypergeometric" or "empirical"
     extra: dict = field(default_factory=dict)
+    harness: object = None       # what the bundle states of its harness documents (HarnessMap), or None
+    path: Path | None = None     # the folder, when build_micro wrote one
+
 
     @property
     def k(self) -> int:
@@ -186,10 +196,51 @@ def reliability_card(selector: Selector, pool: Benchmark, k: int, *, runs: int, 
                 protocol=protocol.as_dict(), note=note)
 
 
+def interval_coverage(bench: Benchmark, micro, kind: str, calibration: pd.DataFrame, excluded_rows: np.ndarray,
+                      pool_rows: np.ndarray, level: float = 0.9) -> dict:
+    """Coverage of ``score``'s interval at ``level`` measured on held-out models, and its typical width.
+
+    ``calibration``: each cross-fitted pool model against the interval from the other models' errors
+    (leave one out); ``excluded``: the models held out of the build, scored by ``micro``. ``width``: the
+    interval of a model at the pool's median accuracy, in points."""
+    from mbutils.results.intervals import conformal_quantiles, empirical_interval, hypergeometric_interval
+
+    k, n = int(micro.size), bench.n_items
+    errors = calibration["error"].to_numpy(np.float64) if len(calibration) else np.zeros(0)
+
+    def bounds(est, hits):
+        if kind == "hypergeometric":
+            return hypergeometric_interval(hits, k, n, level)
+        return empirical_interval(est, errors, level)
+
+    out: dict = {"level": level, "calibration": None, "excluded": None}
+    if kind != "hypergeometric" and len(errors) >= 2:
+        covered = 0
+        for i in range(len(errors)):
+            low, high = conformal_quantiles(np.delete(errors, i), level)
+            covered += int(low <= errors[i] <= high)
+        out["calibration"] = {"models": int(len(errors)), "covered": covered}
+    if len(excluded_rows):
+        correct = bench.correct[excluded_rows]
+        est = micro.estimate(correct, None if bench.confidence is None else bench.confidence[excluded_rows])
+        hits = np.rint(correct[:, micro.items].sum(1)).astype(np.int64)
+        box = bounds(est, hits)
+        truth = bench.accuracy[excluded_rows]
+        inside = (box[:, 0] - 1e-12 <= truth) & (truth <= box[:, 1] + 1e-12)
+        out["excluded"] = {"models": int(len(excluded_rows)), "covered": int(inside.sum()),
+                           "width": float(100 * np.mean(box[:, 1] - box[:, 0]))}
+    median = float(np.median(bench.accuracy[pool_rows]))
+    box = bounds(np.array([median]), np.array([int(round(median * k))]))
+    out["width"] = float(100 * (box[0, 1] - box[0, 0]))
+    return out
+
+
 @renamed_keywords(bench="benchmark")
 def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclude=None, runs: int = 20,
-                threshold: float = 0.8, folds: int = 10, jobs: int = 1, progress: bool = False) -> BuiltMicro:
-    """Choose a k-item micro-benchmark on the pool and compute its calibration and reliability card.
+                threshold: float = 0.8, folds: int = 10, jobs: int = 1, progress: bool = False,
+                out=None, force: bool = False, lm_eval_tasks=None) -> BuiltMicro:
+    """Choose a k-item micro-benchmark on the pool and compute its calibration and reliability card;
+    given ``out``, write it as a folder.
 
     Parameters
     ----------
@@ -214,6 +265,16 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
         Workers of the protocol run.
     progress : bool, default False
         Progress bar of the protocol run.
+    out : str or Path, optional
+        Write the micro-benchmark folder here (new or empty; see ``force``), whole or not at all: its
+        items and weights, estimator, calibration, ``card.json`` and ``card.md`` (the card in words),
+        provenance, the lm-evaluation-harness export ``lm_eval/`` (one ``<harness task>_micro`` task per
+        harness task and the group ``<benchmark>_micro``) and ``manifest.json``. The path is kept in
+        the result's ``path``.
+    force : bool, default False
+        Replace an existing non-empty ``out`` (only a folder build_micro wrote).
+    lm_eval_tasks : str or Path, optional
+        Folder of lm-eval task YAMLs holding the original tasks (default: the installed harness's).
 
     Returns
     -------
@@ -226,6 +287,11 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
     >>> built = build_micro(benchmark, "random", 20, exclude=list(benchmark.models[:5]), runs=2)
     >>> built.k, built.interval, len(built.pool), built.card.protocol["n_runs"]
     (20, 'hypergeometric', 415, 2)
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "micro"
+    >>> written = build_micro(benchmark, "random", 20, runs=2, out=out)
+    >>> written.path == out, (out / "card.md").is_file(), (out / "manifest.json").is_file()
+    (True, True, True)
     """
     from mbutils.base.validation import check_int, check_number
 
@@ -236,6 +302,7 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
     runs = check_int(runs, "runs", ProtocolError, low=1)
     threshold = check_number(threshold, "threshold", ProtocolError, low=0, high=1, low_open=True)
     rows, excluded = _pool(benchmark, exclude)
+    harness = _harness_of(benchmark, out, force, lm_eval_tasks)
     if selector.uses_sources and len(rows) < 2:
         raise ProtocolError(f"{selector.name} learns from source models, and the pool has {len(rows)}; "
                             "exclude fewer models")
@@ -248,9 +315,50 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
                             progress=progress)
     if micro.reads == "confidence" and benchmark.confidence is None:
         micro = MicroBenchmark(micro.items, micro.weights, reads="correct")  # what it read: the 0/1 fallback
-    return BuiltMicro(bundle=benchmark.name, bundle_hash=benchmark.content_hash, items=benchmark.items.astype(str),
-                      subtasks=benchmark.subtasks.astype(str), micro=micro, selector=selector_label(selector),
-                      selector_class=f"{type(selector).__module__}.{type(selector).__qualname__}",
-                      params={key: repr(v) for key, v in selector.get_params(deep=True).items()}, seed=seed,
-                      pool=pd.DataFrame({"model": benchmark.models[rows].astype(str), "accuracy": benchmark.accuracy[rows]}),
-                      excluded=excluded, calibration=calibration, card=card, interval=kind)
+    held_out = np.setdiff1d(np.arange(benchmark.n_models), rows)
+    card = replace(card, coverage=interval_coverage(benchmark, micro, kind, calibration, held_out, rows))
+    pool_table = pd.DataFrame({"model": benchmark.models[rows].astype(str), "accuracy": benchmark.accuracy[rows]})
+    built = BuiltMicro(bundle=benchmark.name, bundle_hash=benchmark.content_hash, items=benchmark.items.astype(str),
+                       subtasks=benchmark.subtasks.astype(str), micro=micro, selector=selector_label(selector),
+                       selector_class=f"{type(selector).__module__}.{type(selector).__qualname__}",
+                       params={key: repr(v) for key, v in selector.get_params(deep=True).items()}, seed=seed,
+                       pool=pool_table, excluded=excluded, calibration=calibration, card=card, interval=kind,
+                       harness=harness)
+    if out is None:
+        return built
+    from mbutils.results.micro_folder import write_micro
+
+    return replace(built, path=write_micro(built, out, bundle_folder=_folder_of(benchmark), force=force,
+                                           tasks_dir=lm_eval_tasks))
+
+
+def _folder_of(benchmark: Benchmark) -> Path | None:
+    """The bundle folder ``benchmark`` was loaded from (None for a stand-in or one built in memory)."""
+    return Path(benchmark.origin) if benchmark.origin and Path(benchmark.origin).is_dir() else None
+
+
+def _harness_of(benchmark: Benchmark, out, force: bool, tasks_dir):
+    """Before any work: what the bundle states of its harness documents (a statement it cannot use is
+    refused), the names the export would refuse, and, when a folder is to be written, that ``out`` may
+    be and that every task the bundle states is one the harness (or ``tasks_dir``) defines."""
+    from mbutils.data.bundle.harness import harness_map
+    from mbutils.results.lm_eval_task import check_exportable, item_documents, resolve_includes
+
+    harness = harness_map(benchmark)
+    if harness is None or not harness.unavailable:
+        parsed = item_documents(benchmark.items, benchmark.subtasks, harness)
+        check_exportable(benchmark.items, benchmark.subtasks, parsed=parsed)
+    if out is not None:
+        from mbutils.results.micro_folder import check_out
+
+        check_out(out, _folder_of(benchmark), force)
+        if tasks_dir is not None and not Path(tasks_dir).is_dir():
+            raise ProtocolError(f"--lm-eval-tasks {tasks_dir}: no such folder of lm-eval task configs")
+        if tasks_dir is not None and harness is not None and harness.unavailable:
+            from mbutils.results.lm_eval_task import NotDocuments
+
+            raise NotDocuments(f"--lm-eval-tasks: {benchmark.name} has no lm-evaluation-harness export "
+                               f"({harness.source}): {harness.unavailable}")
+        if harness is not None and harness.tasks is not None and not harness.unavailable:
+            resolve_includes(sorted({t for t in harness.tasks if t is not None}), tasks_dir, required=True)
+    return harness

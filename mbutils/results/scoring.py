@@ -18,6 +18,12 @@ Interval (``level``, default 90%), see :mod:`mbutils.results.intervals`:
 A pool model is *distinguishable* from the new model when their accuracies differ by at
 least the card's MDAD: at such gaps the micro-benchmark orders a pair correctly at least
 the card's threshold (80%) of the time.
+
+A log is read with the metric the bundle was built on (``micro.json``'s ``lm_eval_metric``, from the
+bundle's items.csv or provenance.json: ``acc_norm`` for the leaderboard's GPQA and BBH), else ``acc``,
+unless ``metric`` names another; the output says which. Documents are matched to items as the folder
+records them (``lm_eval_tasks``: each micro task's harness task, documents and their items), so a log
+of ``leaderboard_gpqa_main`` scores the items ``gpqa_main_NNN``.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ class Answers:
     correct: np.ndarray
     confidence: np.ndarray | None
     source: str
+    metric: str | None = None    # the lm-eval metric read (None: 0/1 answers of a responses.csv)
 
 
 def _names(values) -> str:
@@ -62,15 +69,21 @@ def _chosen(folder: MicroFolder) -> list[str]:
 
 def _document_map(folder: MicroFolder) -> dict[str, str]:
     """Column name of a responses table (the item, or ``task:doc`` of the document it is) -> chosen item."""
-    from mbutils.results.lm_eval_task import split_item
-
-    out = {}
-    for name, subtask in zip(_chosen(folder), folder.items["subtask"].astype(str)):
-        parsed = split_item(name, subtask)
-        out[name] = name
-        if parsed is not None:
-            out[f"{parsed[0]}:{parsed[1]}"] = name
+    out = {name: name for name in _chosen(folder)}
+    for task, docs in _chosen_documents(folder).items():
+        for doc, name in docs.items():
+            out.setdefault(f"{task}:{doc}", name)
     return out
+
+
+def folder_metric(folder: MicroFolder, metric: str | None) -> tuple[str, str]:
+    """(metric, why): the one given, else the one the bundle was built on, else ``acc``."""
+    if metric is not None:
+        return str(metric), "given"
+    stated = folder.meta.get("lm_eval_metric")
+    if isinstance(stated, str) and stated:
+        return stated, "the metric the micro-benchmark's bundle was built on"
+    return "acc", "the default: the bundle does not say which metric it was built on"
 
 
 def _header(path: Path) -> list[str]:
@@ -141,10 +154,16 @@ def read_responses_csv(folder: MicroFolder, path: Path) -> Answers:
 
 
 def _chosen_documents(folder: MicroFolder) -> dict[str, dict[int, str]]:
-    """Original task -> {original doc_id: chosen item name}."""
+    """Original task -> {original doc_id: chosen item name}: as micro.json records them (the bundle's
+    statement of its harness documents), else read off the item ids (folders written before)."""
     from mbutils.results.lm_eval_task import split_item
 
     out: dict[str, dict[int, str]] = {}
+    tasks = folder.meta.get("lm_eval_tasks") or {}
+    if tasks and all(isinstance(info, dict) and "items" in info for info in tasks.values()):
+        for info in tasks.values():
+            out.setdefault(str(info["task"]), {}).update(zip(map(int, info["docs"]), map(str, info["items"])))
+        return out
     for name, subtask in zip(_chosen(folder), folder.items["subtask"].astype(str)):
         parsed = split_item(name, subtask)
         if parsed is not None:
@@ -263,7 +282,8 @@ def read_lm_eval(folder: MicroFolder, paths: list[Path], metric: str, log_filter
     picked = [space[name] for name in _chosen(folder)]
     usable = np.isfinite(confidence[:, picked]).all()
     where = ", ".join(map(str, paths[:3])) + (" ..." if len(paths) > 3 else "")
-    return Answers(models=models, correct=correct, confidence=confidence if usable else None, source=where)
+    return Answers(models=models, correct=correct, confidence=confidence if usable else None, source=where,
+                   metric=metric)
 
 
 def read_answers(folder: MicroFolder, paths, metric: str = "acc", log_filter: str | None = None) -> Answers:
@@ -288,7 +308,8 @@ def read_answers(folder: MicroFolder, paths, metric: str = "acc", log_filter: st
                    source=", ".join(map(str, csvs)))
 
 
-def score(folder, paths, *, level: float = 0.9, metric: str = "acc", log_filter: str | None = None) -> pd.DataFrame:
+def score(folder, paths, *, level: float = 0.9, metric: str | None = None,
+          log_filter: str | None = None) -> pd.DataFrame:
     """Estimated full-benchmark accuracy (points) with an interval, per new model.
 
     Parameters
@@ -300,8 +321,9 @@ def score(folder, paths, *, level: float = 0.9, metric: str = "acc", log_filter:
     level : float, default 0.9
         Level of the interval: exact hypergeometric for uniform random sampling, empirical
         (cross-fitted held-out errors, a CV+-like interval) for every other selector.
-    metric : str, default "acc"
-        The lm-eval metric read as correctness.
+    metric : str, optional
+        The lm-eval metric read as correctness; by default the one the micro-benchmark's bundle was
+        built on (``acc_norm`` for the leaderboard's GPQA and BBH), else ``acc``.
     log_filter : str, optional
         For logs that record several filters (``strict-match``, ``flexible-extract``), the one to read.
 
@@ -309,20 +331,17 @@ def score(folder, paths, *, level: float = 0.9, metric: str = "acc", log_filter:
     -------
     pandas.DataFrame
         One row per model: model, estimate, low, high (points), level, interval (its kind),
-        above, below, indistinguishable (lists of pool models) and mdad (points, NaN when the
-        card has none).
+        above, below, indistinguishable (lists of pool models), mdad (points, NaN when the
+        card has none) and metric (the lm-eval metric read; None for a responses.csv).
 
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from mbutils import load_benchmark
-    >>> from mbutils.results.microbench import build_micro
-    >>> from mbutils.results.micro_folder import write_micro
+    >>> from mbutils import build_micro, load_benchmark
     >>> bench = load_benchmark("synthetic-gpqa")
     >>> new = bench.models[0]
-    >>> built = build_micro(bench, "random", 40, exclude=[new], runs=2)
     >>> tmp = pathlib.Path(tempfile.mkdtemp())
-    >>> folder = write_micro(built, tmp / "micro")
+    >>> folder = build_micro(bench, "random", 40, exclude=[new], runs=2, out=tmp / "micro").path
     >>> row = bench.correct[[0]]
     >>> pd.DataFrame(row, columns=bench.items).assign(model=new).to_csv(tmp / "new.csv", index=False)
     >>> table = score(folder, [tmp / "new.csv"])
@@ -330,7 +349,7 @@ def score(folder, paths, *, level: float = 0.9, metric: str = "acc", log_filter:
     (True, True)
     """
     micro_folder = folder if isinstance(folder, MicroFolder) else read_micro(folder)
-    answers = read_answers(micro_folder, paths, metric, log_filter)
+    answers = read_answers(micro_folder, paths, folder_metric(micro_folder, metric)[0], log_filter)
     micro = micro_folder.micro
     if micro.reads == "confidence" and answers.confidence is None:
         raise ScoreError(f"{answers.source}: this micro-benchmark ({micro_folder.meta['selector']}) estimates from "
@@ -353,19 +372,21 @@ def score(folder, paths, *, level: float = 0.9, metric: str = "acc", log_filter:
         sure = np.isfinite(mdad) & (np.abs(gap) >= mdad)
         rows.append({"model": name, "estimate": float(est), "low": float(low), "high": float(high),
                      "level": float(level), "interval": micro_folder.meta["interval"], "mdad": mdad,
+                     "metric": answers.metric,
                      "above": pool["model"][sure & (gap > 0)].tolist(),
                      "below": pool["model"][sure & (gap < 0)].tolist(),
                      "indistinguishable": pool["model"][~sure].tolist()})
     return pd.DataFrame(rows)
 
 
-def format_scores(table: pd.DataFrame, folder: MicroFolder, fmt: str = "text") -> str:
-    """Text (one paragraph per model) or JSON (model -> estimate, interval, level, ...)."""
+def format_scores(table: pd.DataFrame, folder: MicroFolder, fmt: str = "text", given_metric: str | None = None) -> str:
+    """Text (one paragraph per model) or JSON (model -> estimate, interval, level, metric, ...)."""
     import json
 
+    metric = table["metric"].iloc[0] if "metric" in table and len(table) else None
     if fmt == "json":
         out = {row.model: {"estimate": round(row.estimate, 4), "interval": [round(row.low, 4), round(row.high, 4)],
-                           "level": row.level, "interval_kind": row.interval,
+                           "level": row.level, "interval_kind": row.interval, "metric": row.metric,
                            "mdad": None if not np.isfinite(row.mdad) else row.mdad,
                            "above": row.above, "below": row.below, "indistinguishable": row.indistinguishable}
                for row in table.itertuples()}
@@ -377,6 +398,10 @@ def format_scores(table: pd.DataFrame, folder: MicroFolder, fmt: str = "text") -
                 "range; build from a larger pool)")
     lines = [f"Micro-benchmark of {folder.meta['bundle']!r}: {folder.meta['selector']}, {folder.k} of "
              f"{folder.n_items} items; {how}."]
+    if metric is None:
+        lines.append("Answers: 0/1 cells of a responses.csv (no lm-eval metric read).")
+    else:
+        lines.append(f"Metric: {metric} ({folder_metric(folder, given_metric)[1]}).")
     for row in table.itertuples():
         lines.append("")
         lines.append(f"{row.model}: estimated accuracy {row.estimate:.1f} points, {100 * row.level:g}% interval "
