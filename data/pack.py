@@ -6,7 +6,7 @@ Every CSV file is stored gzip-compressed (``responses.csv`` -> ``responses.csv.g
 no timestamp, so packing twice gives the same bytes); JSON and text files are copied as
 they are. Each folder gets a ``provenance.json``: where the data comes from, its licence,
 what was derived and how, and for every file the SHA-256 and size of its *uncompressed*
-bytes. ``tests/test_shipped_data.py`` decompresses every file and checks those hashes, so
+bytes. ``tests/project/test_shipped_data.py`` decompresses every file and checks those hashes, so
 the shipped copy is byte-for-byte the delivered one. The bundle reader reads ``.csv.gz``
 files directly; nothing is ever unpacked on disk. The shipped-data section of
 ``data/README.md`` is rewritten from the provenance records.

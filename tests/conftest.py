@@ -14,7 +14,8 @@ from hypothesis import settings
 settings.register_profile("mbutils", deadline=None, derandomize=True)
 settings.load_profile("mbutils")
 
-REPO = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
 
 #: The session's quick book once started: its build and output folder ("build": (StrictBuild, folder));
 #: and the session's ``tmp_path_factory`` ("factory"), for the hook that starts the background work.
@@ -146,9 +147,9 @@ def real_table(name: str, file: str = "responses.csv") -> Path:
 #   browser  drives Chromium (playwright, ``mbutils book-pdf``);
 #   slow     everything above, and other tests that take many seconds.
 # Times are from one full run on the shared 2-core machine (pytest --durations=0, setup of module
-# and session fixtures included). tests/test_markers.py checks that every test whose code runs a
-# chapter, the book build or Chromium is marked book/browser here, and that every entry still names
-# a module or test that exists.
+# and session fixtures included). tests/project/test_markers.py checks that every test whose code runs
+# a chapter, the book build or Chromium is marked book/browser here, and that every entry still names
+# a module or test that exists. Modules are named by their path in tests/ (``build/test_chapters.py``).
 
 #: Whole modules -> markers.
 LANE_MODULES: dict[str, set[str]] = {
@@ -156,11 +157,11 @@ LANE_MODULES: dict[str, set[str]] = {
     # every chapter executed; 208 s alone on 2026-12-03; started with the session's first test),
     # then the module builds the students' and instructors' copies with `mbutils book --copy`, side
     # by side (14-18 s); some of its tests then open every page in Chromium (see LANE_TESTS).
-    "test_book_browser.py": {"book"},
+    "build/test_book_browser.py": {"book"},
     # Runs bench_gpqa through run_chapter twice, before and after editing a knob (41 s).
-    "test_knobs.py": {"book"},
+    "build/test_chapters_knobs.py": {"book"},
     # Runs the real lm-evaluation-harness (dummy model, local dataset) three times (18 s).
-    "test_harness.py": {"slow"},
+    "results/test_lm_eval_task_harness.py": {"slow"},
 }
 
 #: Single tests (module, name; ``Class::name`` for a method) -> markers. A name without
@@ -170,92 +171,103 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # session fixture `shape_runs`: every chapter on four shapes of bundle, two at a time, notebooks
     # only (512 s on 2026-12-03; six shapes with their HTML pages took 1497 s on an earlier day);
     # since 2026-12-04 in a niced background process from the session's first test on
-    ("test_chapter_shapes.py", "test_chapter_finishes_on_shape"): {"book"},
-    ("test_chapter_shapes.py", "test_no_name_from_the_data_is_live_markup_in_a_page"): {"book"},
-    ("test_chapter_shapes.py", "test_chapter_runs_leave_no_scratch_folder"): {"book"},
+    ("build/test_chapters_shapes.py", "test_chapter_finishes_on_shape"): {"book"},
+    ("build/test_chapters_shapes.py", "test_no_name_from_the_data_is_live_markup_in_a_page"): {"book"},
+    ("build/test_chapters_shapes.py", "test_chapter_runs_leave_no_scratch_folder"): {"book"},
     # these use the session fixture `executed`: every chapter through run_chapter on synthetic data
     # (a niced background batch, like the shape runs), and the quick book build (`quick_book`) for
     # the real data
-    ("test_chapters.py", "test_chapter_executes_with_every_figure"): {"book"},
-    ("test_chapters.py", "test_every_glued_catch_up_or_match_had_the_power_to_see_two_points"): {"book"},
+    ("build/test_chapters.py", "test_chapter_executes_with_every_figure"): {"book"},
+    ("build/test_chapters.py", "test_every_glued_catch_up_or_match_had_the_power_to_see_two_points"): {"book"},
     # runs a three-cell page that fails on purpose (a kernel, two seconds)
-    ("test_run_chapter_failure.py", "test_a_failed_chapter_keeps_its_notebook_up_to_the_failing_cell"): {"book"},
-    ("test_chapters.py", "test_every_figure_and_table_is_labelled_and_cited"): {"book"},
-    ("test_chapters.py", "test_every_value_the_prose_pastes_is_glued_by_its_page"): {"book"},
-    ("test_chapters.py", "test_no_chapter_glues_a_key_twice"): {"book"},
-    ("test_chapters.py", "test_front_page_glue_keys_are_produced_by_their_chapters"): {"book"},
-    ("test_chapters.py", "test_glued_claims_say_what_their_inputs_say"): {"book"},
-    ("test_chapters.py", "test_no_glued_comparison_crowns_a_winner_inside_the_noise"): {"book"},
-    ("test_chapters.py", "test_no_guidance_cell_states_fewer_items_than_its_interval_supports"): {"book"},
-    ("test_chapters.py", "test_benchmark_claims_follow_the_chapters_results"): {"book"},
-    ("test_chapters.py", "test_synthetic_data_is_announced_on_the_page"): {"book"},
+    ("build/test_chapters_failure.py", "test_a_failed_chapter_keeps_its_notebook_up_to_the_failing_cell"): {"book"},
+    ("build/test_chapters.py", "test_every_figure_and_table_is_labelled_and_cited"): {"book"},
+    ("build/test_chapters.py", "test_every_value_the_prose_pastes_is_glued_by_its_page"): {"book"},
+    ("build/test_chapters.py", "test_no_chapter_glues_a_key_twice"): {"book"},
+    ("build/test_chapters.py", "test_front_page_glue_keys_are_produced_by_their_chapters"): {"book"},
+    ("build/test_chapters.py", "test_glued_claims_say_what_their_inputs_say"): {"book"},
+    ("build/test_chapters.py", "test_no_glued_comparison_crowns_a_winner_inside_the_noise"): {"book"},
+    ("build/test_chapters.py", "test_no_guidance_cell_states_fewer_items_than_its_interval_supports"): {"book"},
+    ("build/test_chapters.py", "test_benchmark_claims_follow_the_chapters_results"): {"book"},
+    ("build/test_chapters.py", "test_synthetic_data_is_announced_on_the_page"): {"book"},
     # starts a kernel for the guidance chapter, which fails in its data cell (7 s)
-    ("test_chapters.py", "test_run_chapter_failure_names_the_cell_and_keeps_only_the_failed_notebook"): {"book"},
+    ("build/test_chapters.py", "test_run_chapter_failure_names_the_cell_and_keeps_only_the_failed_notebook"): {"book"},
     # a copy of the repository runs three benchmark chapters and the replication chapter with
     # run-chapter (module fixture, 92 s; a niced background batch); another copy builds the front
     # page and the BBH chapter with jupyter-book (48 s). The module's two other tests (the copy, its
     # data command) stay.
-    ("test_clone.py", "test_a_clone_runs_the_benchmark_chapters_on_its_own_real_bundles"): {"book"},
-    ("test_clone.py", "test_a_clone_runs_the_mmlu_chapter_on_its_stand_in_and_says_so"): {"book"},
-    ("test_clone.py", "test_a_clone_shows_the_papers_tables_beside_its_own"): {"book"},
-    ("test_clone.py", "test_without_the_real_bbh_the_front_page_and_its_chapter_say_stand_in"): {"book"},
+    ("project/test_clone.py", "test_a_clone_runs_the_benchmark_chapters_on_its_own_real_bundles"): {"book"},
+    ("project/test_clone.py", "test_a_clone_runs_the_mmlu_chapter_on_its_stand_in_and_says_so"): {"book"},
+    ("project/test_clone.py", "test_a_clone_shows_the_papers_tables_beside_its_own"): {"book"},
+    ("project/test_clone.py", "test_without_the_real_bbh_the_front_page_and_its_chapter_say_stand_in"): {"book"},
     # two small books (three pages, one failing; two pages) built with jupyter-book and the book's
     # Sphinx hook, the first one twice (about 15 s)
-    ("test_page_runs.py", "test_pages_run_ahead_and_a_failing_page_is_left_to_myst_nb"): {"book"},
-    ("test_page_runs.py", "test_one_page_at_a_time_leaves_execution_to_myst_nb"): {"book"},
+    ("build/test_page_runs.py", "test_pages_run_ahead_and_a_failing_page_is_left_to_myst_nb"): {"book"},
+    ("build/test_page_runs.py", "test_one_page_at_a_time_leaves_execution_to_myst_nb"): {"book"},
     # a two-page book built with the book's Sphinx hook, its progress lines on stderr read (4 s)
-    ("test_page_runs_progress.py", "test_a_book_build_reports_each_page_on_stderr"): {"book"},
+    ("build/test_page_runs_progress.py", "test_a_book_build_reports_each_page_on_stderr"): {"book"},
     # runs sel_random with a broken solution until its assertion fails (10 s)
-    ("test_exercises.py", "test_a_broken_solution_fails_the_chapter"): {"book"},
+    ("build/test_chapters_exercises.py", "test_a_broken_solution_fails_the_chapter"): {"book"},
     # runs the measures chapter on real GPQA and checks its standalone page (20 s)
-    ("test_standalone.py", "test_run_chapter_writes_plain_html"): {"book"},
+    ("build/test_standalone.py", "test_run_chapter_writes_plain_html"): {"book"},
     # run-chapter on a small sleeping chapter: killed (4 s), and timed out after 3 s (5 s)
-    ("test_outputs_and_messages.py", "test_killed_run_chapter_takes_its_kernel_and_workers_along"): {"book"},
-    ("test_outputs_and_messages.py", "test_a_cell_timeout_names_the_cell_and_the_limit"): {"book"},
+    ("build/test_kernel_guard.py", "test_killed_run_chapter_takes_its_kernel_and_workers_along"): {"book"},
+    ("build/test_kernel_guard.py", "test_a_cell_timeout_names_the_cell_and_the_limit"): {"book"},
     # --- browser: drive Chromium (playwright; book-pdf prints every page, 90 s)
-    ("test_book_browser.py", "test_every_toc_page_loads_cleanly_in_chromium"): {"browser"},
-    ("test_book_browser.py", "test_every_equation_is_typeset_offline"): {"browser"},
-    ("test_book_browser.py", "test_instructors_copy_shows_every_solution_open"): {"browser"},
-    ("test_book_browser.py", "test_the_pdf_holds_every_chapter_with_figures_as_wide_as_the_text"): {"browser"},
+    ("build/test_book_browser.py", "test_every_toc_page_loads_cleanly_in_chromium"): {"browser"},
+    ("build/test_book_browser.py", "test_every_equation_is_typeset_offline"): {"browser"},
+    ("build/test_book_browser.py", "test_instructors_copy_shows_every_solution_open"): {"browser"},
+    ("build/test_book_browser.py", "test_the_pdf_holds_every_chapter_with_figures_as_wide_as_the_text"): {"browser"},
     # every page at 1,400 px: the figures' smallest text as shown, the captions' contrast (8 s)
-    ("test_book_browser.py", "test_figure_text_and_captions_read_at_their_displayed_size"): {"browser"},
+    ("build/test_book_browser.py", "test_figure_text_and_captions_read_at_their_displayed_size"): {"browser"},
     # --- slow: neither, but many seconds each
     # adaptive experiments on real GPQA and a large stand-in, run independently and nested (52 s, 20 s)
-    ("test_speed_equivalence.py", "test_nested_adaptive_tests_keep_real_gpqa_mdad_within_the_run_to_run_spread"): {"slow"},
-    ("test_speed_equivalence.py", "test_nested_adaptive_tests_keep_a_large_stand_in_within_the_run_to_run_spread"): {"slow"},
+    ("methods/test_selectors_speed_equivalence.py", "test_nested_adaptive_tests_keep_real_gpqa_mdad_within_the_run_to_run_spread"): {"slow"},
+    ("methods/test_selectors_speed_equivalence.py", "test_nested_adaptive_tests_keep_a_large_stand_in_within_the_run_to_run_spread"): {"slow"},
     # start a dask cluster and a ray cluster (7 s, 10 s); the threading backend (0.2 s) stays
-    ("test_experiment.py", "test_identical_across_backends[dask]"): {"slow"},
-    ("test_experiment.py", "test_identical_across_backends[ray]"): {"slow"},
+    ("methods/test_experiment.py", "test_identical_across_backends[dask]"): {"slow"},
+    ("methods/test_experiment.py", "test_identical_across_backends[ray]"): {"slow"},
     # starts a dask cluster (6 s); the loky parametrisation stays
     ("test_api.py", "test_a_test_module_selector_runs_on_workers_as_in_process[dask]"): {"slow"},
     # draw every figure of the book (about 18 each) and measure ticks, lines and the texts' boxes,
     # 0.2-3 s a figure (38 s, 36 s, 23 s, 10 s); the module's other figure tests stay
-    ("test_figures.py", "test_size_axes_tick_the_sizes_run_as_plain_integers"): {"slow"},
-    ("test_figures.py", "test_selector_lines_are_drawn_in_their_style"): {"slow"},
-    ("test_figures.py", "test_texts_do_not_overlap_as_the_book_shows_them"): {"slow"},
-    ("test_figures.py", "test_texts_do_not_overlap_and_stay_on_the_canvas"): {"slow"},
+    ("book/test_plots_figures.py", "test_size_axes_tick_the_sizes_run_as_plain_integers"): {"slow"},
+    ("book/test_plots_figures.py", "test_selector_lines_are_drawn_in_their_style"): {"slow"},
+    ("book/test_plots_figures.py", "test_texts_do_not_overlap_as_the_book_shows_them"): {"slow"},
+    ("book/test_plots_figures.py", "test_texts_do_not_overlap_and_stay_on_the_canvas"): {"slow"},
     # runs the README's Python example in a fresh interpreter (8 s)
-    ("test_readme.py", "test_the_readme_python_example_runs"): {"slow"},
+    ("project/test_readme.py", "test_the_readme_python_example_runs"): {"slow"},
     # reads every chapter into the book's index of labels, titles and citations (7 s)
-    ("test_standalone.py", "test_the_books_references_read_as_author_and_year"): {"slow"},
+    ("build/test_standalone.py", "test_the_books_references_read_as_author_and_year"): {"slow"},
     # two fresh interpreters compute one cache entry at once (6 s)
-    ("test_cache.py", "test_two_processes_computing_the_same_entry"): {"slow"},
+    ("base/test_cache.py", "test_two_processes_computing_the_same_entry"): {"slow"},
     # the adaptive experiment twice, the second time on a pool of two workers (5 s)
-    ("test_adaptive.py", "test_tables_are_identical_for_one_and_two_workers"): {"slow"},
+    ("methods/test_adaptive.py", "test_tables_are_identical_for_one_and_two_workers"): {"slow"},
     # a fresh interpreter with the book's packages blocked runs an experiment and the CLI (3 s)
-    ("test_dependencies.py", "test_library_and_command_line_run_without_the_book_packages"): {"slow"},
+    ("project/test_dependencies.py", "test_library_and_command_line_run_without_the_book_packages"): {"slow"},
     # three fresh interpreters: `notebook all --launch`, its first cell, `notebook measures` (3 s)
-    ("test_publish.py", "test_launched_notebooks_open_with_the_install_cell_that_is_a_no_op_where_mbutils_imports"): {"slow"},
+    ("build/test_publish.py", "test_launched_notebooks_open_with_the_install_cell_that_is_a_no_op_where_mbutils_imports"): {"slow"},
     # k-medoids anchors on MMLU-Pro's 6,016 seen items under two BLAS thread counts (4 s)
-    ("test_anchor.py", "test_a_chapter_recomputes_the_experiments_anchors_whatever_the_blas_threads"): {"slow"},
+    ("methods/test_anchor.py", "test_a_chapter_recomputes_the_experiments_anchors_whatever_the_blas_threads"): {"slow"},
     # copies the repository (data/ included) and runs `mbutils data` in it (3 s)
-    ("test_clone.py", "test_the_data_command_of_a_clone_lists_its_shipped_bundles"): {"slow"},
+    ("project/test_clone.py", "test_the_data_command_of_a_clone_lists_its_shipped_bundles"): {"slow"},
 }
 
 
+#: Every collected item's node id (before ``-m`` deselects any) -> its markers, as the hook below left
+#: them; tests/project/test_markers.py checks them against the table.
+MARKED_AT_COLLECTION: dict[str, set[str]] = {}
+
+
+def lane_key(path) -> str:
+    """A test module's key in the lane table: its path in tests/ (``build/test_chapters.py``)."""
+    path = Path(path).resolve()
+    return path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else path.name
+
+
 def lane_marks(module: str, name: str) -> set[str]:
-    """The markers of the test ``name`` (``test_x`` or ``test_x[id]``) of ``module`` (a file name
-    in tests/); book and browser tests are always slow too."""
+    """The markers of the test ``name`` (``test_x`` or ``test_x[id]``) of ``module`` (its path in
+    tests/, as :func:`lane_key` gives it); book and browser tests are always slow too."""
     marks = (LANE_MODULES.get(module, set()) | LANE_TESTS.get((module, name.split("[", 1)[0]), set())
              | LANE_TESTS.get((module, name), set()))
     return marks | {"slow"} if marks & {"book", "browser"} else marks
@@ -277,5 +289,6 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank[item.path])  # a stable sort: the order is kept otherwise
     for item in items:
         name = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else ""
-        for mark in sorted(lane_marks(item.path.name, name)):
+        for mark in sorted(lane_marks(lane_key(item.path), name)):
             item.add_marker(mark)
+        MARKED_AT_COLLECTION[item.nodeid] = {m.name for m in item.iter_markers()}

@@ -1,12 +1,21 @@
-"""Small builders shared by tests: tiny benchmarks and hand-made results tables."""
+"""Small builders and checks shared by tests: tiny benchmarks, hand-made results and MDAD tables, the command
+line run in-process, an independent reading of the noise rule, the package's import graph, strict builds."""
 
 from __future__ import annotations
+
+import ast
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+import mbutils
 from chapter_batch import BackgroundProcess
 from mbutils.data.bundle import Benchmark
+
+
+#: The installed package's folder (what :func:`import_graph` reads).
+PACKAGE = Path(mbutils.__file__).resolve().parent
 
 
 #: The front matter of a MyST Markdown notebook (jupytext), for chapters and pages the tests write.
@@ -56,6 +65,11 @@ def results_table(estimates, correct, n_seen, run=0, selector="x", size=10) -> p
     })
 
 
+def mdad_rows(rows) -> pd.DataFrame:
+    """An MDAD table from (selector, size, mdad) tuples, its interval bounds unknown (NaN)."""
+    return pd.DataFrame(rows, columns=["selector", "size", "mdad"]).assign(ci_low=np.nan, ci_high=np.nan)
+
+
 def run_cli(*args) -> tuple[int, str, str]:
     """``python -m mbutils ARGS`` in-process: (exit code, stdout, stderr)."""
     import io
@@ -67,6 +81,86 @@ def run_cli(*args) -> tuple[int, str, str]:
     with redirect_stdout(out), redirect_stderr(err):
         code = main([str(a) for a in args])
     return code, out.getvalue(), err.getvalue()
+
+
+def run_command(*args) -> tuple[int, str, str]:
+    """``python -m mbutils ARGS`` in-process, a malformed command line included (argparse's exit 2):
+    (exit code, stdout, stderr)."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from mbutils.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exit:
+            code = exit.code
+    return code, out.getvalue(), err.getvalue()
+
+
+def independent_interval(mdad, low, high, width=0.5):
+    """The rule's interval written out case by case (no shared code with mbutils.results.noise)."""
+    if mdad is None or not np.isfinite(mdad):
+        return np.inf, np.inf
+    has_low, has_high = low is not None and np.isfinite(low), high is not None and np.isfinite(high)
+    lo = low if has_low else mdad
+    if has_high:
+        hi = high
+    elif has_low:
+        hi = np.inf  # open: the pessimistic bound never crossed
+    else:
+        hi = mdad
+    return lo, hi + width
+
+
+def check_verdict(claim_fn: str, inputs: dict, text: str) -> None:
+    """Fail when a glued comparison names a winner that the intervals do not support."""
+    from mbutils.results import claims
+
+    if claim_fn != "best_at_size":
+        return
+    rows = pd.DataFrame.from_records(inputs["mdad"])
+    part = rows[rows["size"] == inputs["size"]]
+    iv = {r.selector: independent_interval(r.mdad, r.ci_low, r.ci_high)
+          for r in part.astype(object).where(part.notna(), None).itertuples()}
+    winners = [s for s, (lo, hi) in iv.items() if all(hi < iv[o][0] for o in iv if o != s)]
+    if "is the most reliable method" in text:
+        assert len(winners) == 1 and text.startswith(claims.label(winners[0])), (text, iv)
+    else:
+        assert not winners, (text, iv)
+
+
+def _module_name(path: Path, package: Path = PACKAGE) -> str:
+    rel = path.relative_to(package).with_suffix("")
+    parts = [p for p in rel.parts if p != "__init__"]
+    return ".".join(["mbutils", *parts])
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """mbutils module -> the mbutils modules it imports anywhere in its source, the package root
+    (``mbutils``, the interface layer) included: ``from mbutils import X`` is an import of the root
+    unless X is a module of the package."""
+    modules = {_module_name(p, package): p for p in package.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+                candidates = [target] + [f"{target}.{a.name}" for a in node.names]
+                deps |= {c for c in candidates if c in modules}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "mbutils":
+                subs = {f"{node.module}.{a.name}" for a in node.names} & set(modules)
+                deps |= subs if len(subs) == len(node.names) else subs | ({node.module} & set(modules))
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name in modules}
+        deps.discard(name)
+        graph[name] = deps
+    return graph
 
 
 class StrictBuild(BackgroundProcess):
