@@ -160,8 +160,11 @@ LANE_MODULES: dict[str, set[str]] = {
     "build/test_book_browser.py": {"book"},
     # Runs bench_gpqa through run_chapter twice, before and after editing a knob (41 s).
     "build/test_chapters_knobs.py": {"book"},
-    # Runs the real lm-evaluation-harness (dummy model, local dataset) three times (18 s).
+    # Runs the real lm-evaluation-harness (dummy model, local dataset) four times, the last the group task (38 s).
     "results/test_lm_eval_task_harness.py": {"slow"},
+    # Indexes the installed harness's 14,000 task configs twice (its task index, then its TaskManager over
+    # three exports of the shipped leaderboard bundles) and builds them (17 s alone).
+    "results/test_lm_eval_export.py": {"slow"},
 }
 
 #: Single tests (module, name; ``Class::name`` for a method) -> markers. A name without

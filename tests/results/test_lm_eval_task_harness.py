@@ -3,9 +3,9 @@
 A local JSONL dataset defines task ``mytask`` (30 documents); a bundle of 12 models has its items
 ``mytask:0`` .. ``mytask:29``. The harness's ``dummy`` model runs offline. Checked: the harness
 indexes the exported task; ``score`` on the micro task's samples log scores exactly the chosen
-documents (the harness's own accuracy on them); a log of the full task is cut to the chosen documents
-by their original index; a micro task run on a dataset of another size, and two logs of one model, are
-refused.
+documents (the harness's own accuracy on them); the exported group ``bundle_micro`` runs the micro task
+and its mean is that estimate; a log of the full task is cut to the chosen documents by their original
+index; a micro task run on a dataset of another size, and two logs of one model, are refused.
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def test_the_harness_indexes_the_exported_task(setup):
 
     manager = TaskManager(include_path=str(setup / "micro" / "lm_eval"), include_defaults=False)
     assert "mytask_micro" in manager.all_tasks
+    assert "bundle_micro" in manager.all_groups and manager.task_index["bundle_micro"].cfg["task"] == ["mytask_micro"]
 
 
 def test_score_reads_exactly_the_chosen_documents_of_a_micro_log(setup):
@@ -96,6 +97,16 @@ def test_score_reads_exactly_the_chosen_documents_of_a_micro_log(setup):
     assert code == 0, err
     (estimate,) = [row["estimate"] for row in json.loads(out).values()]
     assert estimate == pytest.approx(100 * results["results"]["mytask_micro"]["acc,none"])
+
+
+def test_the_group_runs_every_micro_task_and_its_mean_is_the_estimate(setup):
+    results = _harness(setup, "bundle_micro", setup / "micro" / "lm_eval", setup / "group")
+    group = results["results"]["bundle_micro"]["acc,none"]
+    assert group == pytest.approx(results["results"]["mytask_micro"]["acc,none"])
+    code, out, err = run("score", setup / "micro", setup / "group", "--format", "json")
+    assert code == 0, err
+    ((model, row),) = json.loads(out).items()
+    assert row["estimate"] == pytest.approx(100 * group) and row["metric"] == "acc"
 
 
 def test_a_full_log_is_cut_to_the_chosen_documents_by_their_index(setup):
