@@ -191,6 +191,8 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     ("build/test_chapters.py", "test_glued_claims_say_what_their_inputs_say"): {"book"},
     ("build/test_chapters.py", "test_no_glued_comparison_crowns_a_winner_inside_the_noise"): {"book"},
     ("build/test_chapters.py", "test_no_guidance_cell_states_fewer_items_than_its_interval_supports"): {"book"},
+    ("build/test_chapters.py", "test_the_guidance_recommended_size_brings_80_percent_of_the_bins_pairs_to_the_threshold"): {"book"},
+    ("build/test_chapters_odd_data.py", "test_a_chapter_on_a_readers_bundle_states_that_bundles_facts"): {"book"},
     ("build/test_chapters.py", "test_benchmark_claims_follow_the_chapters_results"): {"book"},
     ("build/test_chapters.py", "test_synthetic_data_is_announced_on_the_page"): {"book"},
     # starts a kernel for the guidance chapter, which fails in its data cell (7 s)

@@ -153,7 +153,7 @@ def test_a_name_taken_by_another_class_is_refused():
     class Impostor(EasiestFirst):
         name = "random"
 
-    with pytest.raises(SelectorError, match="the name 'random' belongs to RandomSelector"):
+    with pytest.raises(SelectorError, match="the name 'random' belongs to RandomSampling"):
         selector_label(Impostor())
 
 

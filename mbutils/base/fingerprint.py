@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1]
 #: What only reads or presents results: the results layer (metrics, the planner, the audit,
 #: the paper's tables), the book, its build and the command line. The experiment never imports
-#: them (tests/test_fingerprint.py checks), so editing them changes no cached experiment and does
+#: them (tests/base/test_fingerprint.py checks), so editing them changes no cached experiment and does
 #: not invalidate it; the book's execution cache still sees them.
 DOWNSTREAM = frozenset({"results", "book", "build", "cli", "__main__.py", "data/inventory.py"})
 

@@ -43,7 +43,7 @@ def _family(name: str, members: Sequence[tuple[str, str, str, str, str]], marker
 #: protanopia (Machado et al. 2009), and all but orange and sky blue keep a 3:1 contrast with the white
 #: page. Lightness alone cannot tell eight colours apart in greyscale, so every series also has its
 #: own marker, and series whose CIE L* differ by less than 20 never share a line style
-#: (:data:`mbutils.book.plots.base.SERIES_STYLES`; tests/book/test_figure_legibility.py checks all of it).
+#: (:data:`mbutils.book.plots.base.SERIES_STYLES`; tests/book/test_plots_legibility.py checks all of it).
 PALETTE = {"blue": "#005b8e", "vermillion": "#b55000", "green": "#008662", "purple": "#c2739f",  # L* 37 46 49 58
            "orange": "#e69f00", "sky": "#5eb8ea", "wine": "#6d1b44", "black": "#000000"}       # L* 71 71 25 0
 

@@ -7,7 +7,7 @@ experiment), :mod:`mbutils.book.display` (notes, figures, tables, glue),
 (the analysis tables) — and this package re-exports the names the chapters use, so a chapter
 reads ``book.configure(...)``, ``book.show(...)``, ``book.mdad_wide(...)``, and the figures
 as ``book.plots``. Chapters import nothing else of the package but its public names
-(``mbutils.__all__``): ``tests/test_chapter_api.py`` checks it. Building and publishing the book
+(``mbutils.__all__``): ``tests/book/test_chapter_api.py`` checks it. Building and publishing the book
 (run-chapter, the Sphinx hook,
 the copies, the PDF) is the layer above, :mod:`mbutils.build`.
 
@@ -41,6 +41,7 @@ _MODULES = {
     'mbutils.book.beyond': ('SPLITS', 'split_results', 'estimator_table', 'estimators_versus_random'),
     'mbutils.results.estimator_checks': ('signal_to_noise', 'snr_mdad_agreement'),
     'mbutils.methods.estimators': ('difference_estimate', 'knn_predictions'),
+    'mbutils.methods.protocol': ('fit_frontier', 'draw_run'),
     'mbutils.book.worked': ('worked_example_note', 'pair_share_table'),
     'mbutils.book.adaptive': ('adaptive_data', 'applicability', 'exposure_table', 'helps_table', 'not_run_reason',
                               'path_figure', 'path_table', 'stops_helping'),

@@ -83,7 +83,7 @@ _MMLU_SIZES = (
 SYNTHETIC_SPECS: dict[str, BenchmarkSpec] = {
     # Fitted to the real GPQA bundle (Nelder-Mead on KS distances of accuracies, pairwise
     # differences and item p-values, split-half reliability and principal-component
-    # variance shares, seeds 0-2); see compare_to_reference and tests/test_synthetic.py.
+    # variance shares, seeds 0-2); see compare_to_reference and tests/data/test_synthetic.py.
     "synthetic-gpqa": BenchmarkSpec(
         n_models=420,
         subtasks=(("gpqa_main", 448, 4),),

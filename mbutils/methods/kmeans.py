@@ -4,7 +4,7 @@ tinyBenchmarks clusters a few hundred to a few thousand low-dimensional item emb
 once per run and size. scikit-learn's ``KMeans`` validates its inputs on every one of the
 k seeding steps, which made the clustering a fifth of a GPQA experiment; this module runs
 the same algorithm with the same random draws (``numpy.random.RandomState(seed)``) and
-the same arithmetic order, so its clusters are scikit-learn's (``tests/test_kmeans.py``
+the same arithmetic order, so its clusters are scikit-learn's (``tests/methods/test_kmeans.py``
 compares them on seeded instances), at a fraction of the cost.
 
 The algorithm, as in scikit-learn 1.x with ``init="k-means++"`` and ``algorithm="lloyd"``:

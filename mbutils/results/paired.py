@@ -172,7 +172,7 @@ def compare_selectors(results: pd.DataFrame, a: str, b: str, *, threshold: float
     -------
     pandas.DataFrame
         One row per size both ran: size, mdad_a, mdad_b, difference, low, high (95%, pointwise),
-        verdict, p_value (two-sided bootstrap p of no difference, for :func:`holm` over a page's
+        verdict, p_value (two-sided bootstrap p of no difference, for ``mbutils.results.paired.holm`` over a page's
         comparisons), detectable (points, 80% power), runs_for_2, n_runs, n_pairs, few_runs (fewer
         than 20 runs: the run bootstrap's interval is rough).
 

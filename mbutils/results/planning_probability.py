@@ -40,7 +40,7 @@ METHODS = ("auto", "exact", "normal")
 #: ``method="auto"`` uses the normal approximation only where sd(M) >= this (then sd(D) is
 #: too); the exact sum elsewhere: small k, k close to N, few or nearly all items discordant.
 NORMAL_MIN_SD = 4.0
-#: Largest |normal - exact| where ``auto`` uses the normal, on the grid of tests/test_planning.py.
+#: Largest |normal - exact| where ``auto`` uses the normal, on the grid of tests/results/test_planning_probability.py.
 NORMAL_MAX_ERROR = 0.003
 _TAIL_SD = 12.0  # the exact sum skips m farther than this many sd(M) (+10) from E[M]
 _BLOCK = 100_000  # cells per block in the exact sum

@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from chapter_batch import ChapterBatch
@@ -51,6 +52,8 @@ def params_for(chapter: str) -> dict:
         return {**SMALL, "data": d, "source_counts": "20,60", "source_runs": 1}
     if chapter == "target_sets":
         return {"cases": "synthetic-gpqa:7b_instruct", "runs": 2, "sizes": "10,25", "sources": 60, "seed": 0}
+    if chapter == "beyond":  # the estimators on the GPQA stand-in, no learner: small and quick
+        return {**SMALL, "data": d, "learners": "", "frontier": 0.3}
     if chapter in ("guidance", "replication"):
         return {**SMALL, "data": d}
     if chapter == "tables":
@@ -271,8 +274,24 @@ def test_no_glued_comparison_crowns_a_winner_inside_the_noise(executed):
         for key, (text, payload) in _claims_of(result[1]).items():
             data = json.loads(payload)
             check_verdict(data["fn"], data["inputs"], text)
-            checked += data["fn"] == "best_at_size"
+            if data["fn"] == "best_at_size_paired":
+                _check_paired_best(data["inputs"], text)
+                checked += 1
     assert checked >= 4, f"only {checked} best-at-size claims glued"
+
+
+def _check_paired_best(inputs: dict, text: str) -> None:
+    """A paired "most reliable" claim: its method has the lowest reached MDAD, and the sentence crowns it only
+    when every paired comparison at that size says it is lower beyond the noise."""
+    size, lowest, mdads = inputs["size"], inputs["lowest"], inputs["mdads"]
+    reached = {s: m for s, m in mdads.items() if m is not None}
+    if not reached:
+        assert "no method reaches" in text
+        return
+    assert reached[lowest] == min(reached.values())
+    rows = [r for records in inputs["comparisons"].values() for r in records if int(r["size"]) == size]
+    crowned = "is the most reliable method" in text
+    assert crowned == (bool(rows) and all(r["verdict"] == "better" for r in rows)), text
 
 
 def test_no_guidance_cell_states_fewer_items_than_its_interval_supports(executed):
@@ -312,7 +331,7 @@ def test_benchmark_claims_follow_the_chapters_results(executed):
     assert glued["gpqa_unseen_loss"] == claims.unseen_loss(seen, unseen).text
     assert glued["gpqa_tau_from"] == claims.tau_from(metrics.summary_table(res)).text
     assert glued["gpqa_noise"] == claims.noise_yardstick(seen, 1).text
-    assert glued["gpqa_small_verdict"] == claims.best_at_size(seen, min(cfg.sizes)).text
+    assert glued["gpqa_small_verdict"] == claims.best_at_size_of(res, min(cfg.sizes)).text
 
 
 def test_synthetic_data_is_announced_on_the_page(executed):
@@ -425,3 +444,47 @@ def test_parameter_values_are_typed_like_papermill():
     assert parse_value("true") is True and parse_value("10,25") == "10,25" and parse_value("gpqa") == "gpqa"
     params = chapter_parameters("bench_gpqa")
     assert list(params)[:7] == ["data", "sizes", "runs", "sources", "targets", "seed", "threshold"]
+
+
+def _exact_order_probability(a: int, b: int, n: int, k: int) -> float:
+    """P(a k-subset of n items holds more of the a items than of the b items): M = X + Y discordant items
+    drawn ~ Hypergeom(n, a + b, k), X | M ~ Hypergeom(a + b, a, M), written out with scipy (not the package)."""
+    from scipy.stats import hypergeom
+
+    m = np.arange(0, min(a + b, k) + 1)
+    p_m = hypergeom(n, a + b, k).pmf(m)
+    p_x = np.array([hypergeom(a + b, a, mm).sf(mm // 2) if a + b else 0.0 for mm in m])  # X > M/2
+    return float((p_m * p_x).sum())
+
+
+def test_the_guidance_recommended_size_brings_80_percent_of_the_bins_pairs_to_the_threshold(executed):
+    """The worked example's recommended size, checked pair by pair with an exact hypergeometric sum written
+    here: at least 80% of the pairs of the gap's bin (on the whole benchmark) are ordered correctly with
+    probability at least the threshold."""
+    import json
+
+    checked = 0
+    for variant in VARIANTS:
+        _, nb = _result(executed, "guidance", variant)
+        glued = {k: ast.literal_eval(v) for k, v in _glued(nb).items()}
+        rec = json.loads(glued["guidance_recommended_k"])
+        from mbutils.data.datasets import resolve_data
+
+        bench = resolve_data(rec["data"]).benchmark
+        assert bench.content_hash == rec["hash"], "the page's bundle cannot be loaded again by its name"
+        if rec["k"] is None:
+            continue
+        correct = bench.correct.astype(np.int64)
+        right = correct.sum(axis=1)
+        i, j = np.triu_indices(len(right), 1)
+        gap = 100.0 * np.abs(right[i] - right[j]) / bench.n_items
+        keep = (gap >= rec["gap"] - 1e-9) & (gap < rec["gap"] + 0.5 - 1e-9)
+        reach = []
+        for x, y in zip(i[keep], j[keep]):
+            a = int(((correct[x] == 1) & (correct[y] == 0)).sum())
+            b = int(((correct[x] == 0) & (correct[y] == 1)).sum())
+            hi, lo = max(a, b), min(a, b)
+            reach.append(_exact_order_probability(hi, lo, bench.n_items, rec["k"]) >= rec["threshold"] - 1e-12)
+        assert reach and np.mean(reach) >= 0.8, (variant, rec, np.mean(reach))
+        checked += 1
+    assert checked >= 1

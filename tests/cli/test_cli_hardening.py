@@ -354,8 +354,11 @@ def test_help_lists_every_subcommand_and_every_option_has_help_and_default():
             if action.dest == "help":
                 continue
             assert action.help, (name, action.dest)
-            if action.option_strings and action.default != "==SUPPRESS==":
-                assert "default" in formatter._get_help_string(action), (name, action.dest)
+            # every default is stated once: by the formatter, or in the help's own words; a required
+            # option or one without a value (None) has none to state
+            if action.option_strings and action.default not in ("==SUPPRESS==", None) and not action.required:
+                text = formatter._get_help_string(action)
+                assert "default" in text or str(action.default) in text or "%(default)" in text, (name, action.dest)
 
 
 def test_version_and_program_names(tmp_path):

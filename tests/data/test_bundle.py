@@ -67,7 +67,8 @@ def test_real_gpqa_loads_with_the_papers_target_sets():
         "7b_instruct": 50, "7b_base": 29, "70b_instruct": 12, "70b_base": 5,
     }
     assert bench.name == "gpqa" and bench.origin == str(folder.resolve())
-    assert bench.confidence is None and bench.item_info is None
+    assert bench.confidence is None and list(bench.item_info.columns) == ["item", "subtask", "n_options"]
+    assert bench.chance == 0.25  # four options, from the bundle's provenance
     assert set(bench.correct.ravel()) == {0, 1}
     # GPQA main has four options: accuracies sit around chance and below one half.
     assert 0.15 < bench.accuracy.min() and bench.accuracy.max() < 0.6

@@ -83,10 +83,13 @@ def test_versus_random_counts_cells_by_the_rule():
     assert "within noise of random sampling's in every one" in same
 
 
-def test_thin_pools_are_named():
-    assert noise.thin_pool(50, 50) == ""
-    assert noise.thin_pool(2, 2) == "2 targets give only 1 pair per run; only 2 runs"
-    assert noise.thin_pool(9, 10) == "9 targets give only 36 pairs per run"
+def test_thin_pools_are_named_from_the_power_of_their_paired_comparisons():
+    import pandas as pd
+
+    assert noise.thin_pool(pd.Series({10: 3.0, 50: 1.5, 100: 1.0}), 50) == ""
+    thin = noise.thin_pool(pd.Series({10: 6.0, 50: 3.0, 100: 1.0}), 10)
+    assert "median 3.0" in thin and "23 runs" in thin  # ceil(10 * (3 / 2)^2) = 23
+    assert "not reached" in noise.thin_pool(pd.Series({10: float("nan")}), 10)
 
 
 def test_the_checker_fails_on_a_winner_inside_the_noise():

@@ -88,9 +88,9 @@ def test_required_size_is_the_smallest_reaching_size(gpqa_validation):
         curve = size_curve(population, gap, sizes=[k - 1, k]).set_index("size")["agreement"]
         assert curve[k] >= 0.8 > curve[k - 1]
     table = size_table(population, [2, 5, 10], [0.7, 0.8])
-    assert table.loc[table["agreement"] == 0.8, "size"].tolist() == [
+    assert table.loc[table["threshold"] == 0.8, "size"].tolist() == [
         required_size(population, g, 0.8) for g in (2, 5, 10)]
-    assert (table.groupby("agreement")["size"].diff().dropna() < 0).all()  # wider gaps need fewer
+    assert (table.groupby("threshold")["size"].diff().dropna() < 0).all()  # wider gaps need fewer
     # bin 0 holds ties, which disagree more often as k grows: agreement 1 is never reached
     assert required_size(population, 0.2, 1.0) is None
 
@@ -116,7 +116,7 @@ def test_size_table_scans_only_until_every_level_is_reached(monkeypatch):
         for level in levels:
             reached = np.flatnonzero(curve >= level)
             expected = float(reached[0] + 1) if len(reached) else np.nan
-            got = table.loc[(table["gap"] == gap) & (table["agreement"] == level), "size"].iloc[0]
+            got = table.loc[(table["gap"] == gap) & (table["threshold"] == level), "size"].iloc[0]
             assert got == expected or (np.isnan(got) and np.isnan(expected)), (gap, level, got, expected)
     sized.clear()
     early = size_table(population, [10.0], [0.6, 0.8])

@@ -233,7 +233,20 @@ class RandomDifference(RandomSampling):
     over all seen items (from the source models that answer the target's sampled items most alike)
     plus the mean residual on the sample, cross-fitted over two halves of the sample so that it is
     unbiased whatever the predictions' quality (Zhang, Dorner & Hardt 2025 discuss such estimators).
-    With fewer than 4 items it is the plain mean. Registered as ``"random_difference"``.
+    With fewer than 4 items it is the plain mean. Registered as ``"random_difference"``; it takes no
+    parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import RandomDifference, SourceData
+    >>> rng = np.random.default_rng(0)
+    >>> source = SourceData(correct=(rng.random((20, 60)) < 0.5).astype(float), subtasks=np.zeros(60, dtype=int))
+    >>> micro = RandomDifference().select(source, 10, np.random.default_rng(1))
+    >>> target = source.correct[:1]  # a source as its own target: its estimate is near its accuracy
+    >>> estimate, variance = micro.estimate_with_variance(target)
+    >>> micro.size, bool(abs(estimate[0] - target.mean()) < 4 * np.sqrt(variance[0]) + 0.05)
+    (10, True)
     """
 
     name = "random_difference"
@@ -253,7 +266,20 @@ class RandomDifference(RandomSampling):
 class RandomRegression(RandomSampling):
     """Uniform random sampling with a regression estimate: the source models' accuracy regressed (ridge)
     on their answers to the sampled items, applied to the target's answers (the random-sample
-    regression baseline of Zhang, Dorner & Hardt 2025). Registered as ``"random_regression"``."""
+    regression baseline of Zhang, Dorner & Hardt 2025). Registered as ``"random_regression"``; it takes
+    no parameters.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils import RandomRegression, SourceData
+    >>> rng = np.random.default_rng(0)
+    >>> source = SourceData(correct=(rng.random((20, 60)) < 0.5).astype(float), subtasks=np.zeros(60, dtype=int))
+    >>> micro = RandomRegression().select(source, 10, np.random.default_rng(1))
+    >>> estimate = micro.estimate(source.correct[:3])
+    >>> micro.size, estimate.shape, bool(((0 <= estimate) & (estimate <= 1)).all())
+    (10, (3,), True)
+    """
 
     name = "random_regression"
     uses_sources = True
