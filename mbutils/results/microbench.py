@@ -103,6 +103,10 @@ def _choose(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed
         source = source_data(bench.correct, bench.subtask_codes, bench.confidence, rows, np.arange(bench.n_items))
         _, chosen = seeded_choices(selector.clone(), source, [k], seed=seed, run=0)
     micro = chosen[int(k)]
+    if type(micro) not in FIXED and hasattr(micro, "source_correct"):
+        raise SelectorError(f"{selector.name}: its estimate reads the pool's answers at scoring time (a model-based "
+                            "estimator), which a micro-benchmark folder does not hold; build it with 'random' (the "
+                            "same items' plain mean) or run the estimator from the library")
     if type(micro) not in FIXED:
         raise SelectorError(f"{selector.name}: its items differ from model to model (an adaptive test), so it "
                             "cannot be written as one fixed micro-benchmark; choose a non-adaptive selector")

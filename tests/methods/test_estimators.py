@@ -104,3 +104,12 @@ def test_the_estimator_selectors_pass_the_contract_and_run_in_an_experiment():
     res = mbutils.run_experiment(bench, ["random", "random_difference"], [25], mbutils.Protocol(
         n_sources=60, n_targets=12, n_runs=2, frontier=0.2), progress=False, use_cache=False)
     assert set(res["selector"]) == {"random", "random_difference"}
+
+
+def test_a_model_based_estimator_is_not_written_as_a_fixed_micro_benchmark(tmp_path):
+    """A folder scores by fixed weights; an estimator that reads the pool at scoring time is refused, not
+    silently scored as a plain mean."""
+    bench = mbutils.load_benchmark("synthetic-gpqa")
+    for name in ("random_difference", "random_regression"):
+        with pytest.raises(mbutils.MbutilsError, match="reads the pool's answers at scoring time"):
+            mbutils.build_micro(bench, name, 20, runs=2)
