@@ -60,6 +60,6 @@ def snr_mdad_agreement(snr: pd.DataFrame, mdad: pd.DataFrame) -> tuple[float, in
     MDAD is reached), and the number of cells: do the two measures rank the cells alike?"""
     both = snr.merge(mdad[["selector", "size", "mdad"]], on=["selector", "size"])
     both = both[np.isfinite(both["mdad"].astype(float)) & (both["mdad"].astype(float) > 0)]
-    if len(both) < 3:
-        return float("nan"), len(both)
+    if len(both) < 3 or both["snr"].nunique() < 2 or both["mdad"].nunique() < 2:
+        return float("nan"), len(both)  # a constant ranking has no correlation
     return float(spearmanr(both["snr"], 1.0 / both["mdad"].astype(float)).statistic), len(both)
