@@ -342,7 +342,7 @@ def test_synthetic_data_is_announced_on_the_page(executed):
     _, nb = _result(executed, "bench_gpqa", "real")
     banner = "".join(o["data"].get("text/html", "") for c in nb.cells for o in c.get("outputs", [])
                      if o.get("output_type") == "display_data")
-    assert "(bundle 'gpqa'): real results" in banner and "Synthetic data" not in banner
+    assert re.search(r"\(bundle (?:'|&#x27;)gpqa(?:'|&#x27;)\): real results", banner) and "Synthetic data" not in banner
 
 
 def _myst_chapters():

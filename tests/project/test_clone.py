@@ -108,7 +108,7 @@ def test_a_clone_runs_the_benchmark_chapters_on_its_own_real_bundles(clone_runs,
     code, stderr, out = clone_runs[chapter]
     assert code == 0, stderr[-2000:]
     shown = html_outputs(out / f"{chapter}.ipynb")
-    assert f"(bundle '{bundle}'): real results;" in shown  # named by benchmark and source, folder quoted
+    assert f"(bundle &#x27;{bundle}&#x27;): real results;" in shown  # named by benchmark and source, folder quoted
     assert "Synthetic data" not in shown and "synthetic-" not in shown
 
 
@@ -127,7 +127,7 @@ def test_a_clone_shows_the_papers_tables_beside_its_own(clone_runs):
     assert "not on the data path" not in shown
     assert "Read from the <code>paper-results</code> folder on the data path" in shown
     for bundle in ("gpqa", "bbh-leaderboard", "mmlu-pro-leaderboard"):
-        assert f"(bundle '{bundle}'): real results;" in shown  # named by benchmark and source, folder quoted
+        assert f"(bundle &#x27;{bundle}&#x27;): real results;" in shown  # named by benchmark and source, folder quoted
     nb = nbformat.read(out / "replication.ipynb", as_version=4)
     glued = {o["metadata"]["scrapbook"]["name"] for c in nb.cells if c.cell_type == "code"
              for o in c.get("outputs", []) if "scrapbook" in o.get("metadata", {})}
