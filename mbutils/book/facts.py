@@ -68,13 +68,14 @@ def data_facts(setting, *, close: float = 2.0, near: float = 5.0) -> dict[str, s
     """The page's data, in sentences and numbers computed from the bundle it ran on."""
     b = setting.benchmark
     one_subtask = len(b.subtask_names) == 1
+    chance, crowd = chance_text(b), crowd_text(b, close)
     about = (f"{setting.page_title} holds {_count(b.n_items, 'item')} {subtask_text(b)}, answered by "
              f"{_count(b.n_models, 'model')}; the seen half has {setting.n_seen:,} items. "
-             f"{chance_text(b)[:1].upper() + chance_text(b)[1:]}.")
+             f"{chance[:1].upper() + chance[1:]}.")
     return {
         "about": about,
-        "crowd": crowd_text(b, close)[:1].upper() + crowd_text(b, close)[1:] + ".",
-        "chance": chance_text(b),
+        "crowd": crowd[:1].upper() + crowd[1:] + ".",
+        "chance": chance,
         "near_chance": near_chance_text(b, near) or "the bundle gives no chance level to compare with",
         "subtasks": subtask_text(b),
         "one_subtask": ("With one subtask, subtask-stratified sampling is uniform random sampling here: the gap "

@@ -99,12 +99,10 @@ def read_chapter(chapter: str | Path):
 def retitle_for_data(nb, chapter: str | Path, values: dict):
     """A chapter run on data other than its own says so in its title: '# GPQA' run with ``data`` set to a
     reader's bundle becomes '# GPQA, run on mybundle', so the page never looks like GPQA's own."""
-    import ast as _ast
-
     given = values.get("data")
     default = chapter_parameters(chapter).get("data", {}).get("default")
     try:
-        default = _ast.literal_eval(default) if default is not None else None
+        default = ast.literal_eval(default) if default is not None else None
     except (ValueError, SyntaxError):
         default = None
     if given is None or str(given) == str(default):

@@ -1,5 +1,5 @@
 """Paired claims over many comparisons: Holm's family-wise control, the few-runs flag, the best method at a
-size, random sampling's MDAD against k, the sources sweep against its noise, and the thin-pool flag from power."""
+size, random sampling's MDAD against k, and the sources sweep against its noise (the thin-pool flag: results/test_noise.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mbutils.results import claims, noise
+from mbutils.results import claims
 from mbutils.results.claims_paired import best_at_size_paired, family_note, versus_random_paired
 from mbutils.results.paired import _p_value, holm
 
@@ -89,10 +89,3 @@ def test_the_sources_sweep_ranks_methods_only_beyond_its_noise():
     loud = claims.sources_spread(moved).text
     assert "moves most" in loud and "beyond the noise" in loud
     assert claims.recompute(claims.sources_spread(moved).payload()).text == loud
-
-
-def test_a_pool_is_thin_when_its_paired_comparisons_cannot_see_two_points():
-    assert noise.thin_pool(pd.Series({10: 3.0, 50: 1.5, 100: 1.0}), 50) == ""
-    thin = noise.thin_pool(pd.Series({10: 6.0, 50: 3.0, 100: 1.0}), 10)
-    assert "median 3.0" in thin and "23 runs" in thin  # ceil(10 * (3 / 2)^2) = 23
-    assert "not reached" in noise.thin_pool(pd.Series({10: np.nan}), 10)
