@@ -92,11 +92,30 @@ def pack_folder(source: Path, target: Path, about: dict) -> dict:
             stored = path.name
             shutil.copyfile(path, target / stored)
         files[path.name] = {"stored_as": stored, "bytes": len(data), "sha256": sha256(data)}
-    record = {**about, "files": files}
+    record = {**kept_keys(target), **about, "files": files}
     if (target / "responses.csv.gz").is_file():
         record["content_hash"] = bundle_hash(target)
     (target / PROVENANCE).write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return record
+
+
+#: Keys pack_folder computes itself; any other key of an existing provenance.json is kept as it is.
+COMPUTED = ("files", "content_hash")
+
+
+def kept_keys(target: Path) -> dict:
+    """What an existing ``provenance.json`` in ``target`` records beyond what packing computes (``lm_eval``,
+    ``answer_options`` and any key added since): re-packing must not drop what others wrote there."""
+    path = target / PROVENANCE
+    if not path.is_file():
+        return {}
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise SystemExit(f"error: {path}: cannot read the existing provenance record ({err}); fix or remove it")
+    if not isinstance(old, dict):
+        raise SystemExit(f"error: {path}: the existing provenance record is not a JSON object; fix or remove it")
+    return {key: value for key, value in old.items() if key not in COMPUTED}
 
 
 def bundle_hash(folder: Path) -> str:

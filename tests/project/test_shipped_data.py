@@ -84,3 +84,25 @@ def test_data_readme_gives_each_bundle_its_source_licence_shape_and_hash():
         record = provenance(name)
         assert f"### `{name}`" in block and record["licence"] in block
         assert all(info["sha256"] in block for info in record["files"].values())
+
+
+def test_repacking_keeps_the_provenance_keys_packing_does_not_compute(tmp_path):
+    """lm_eval, answer_options and any other key already in provenance.json survive a re-pack; the
+    computed files record is replaced by the new one."""
+    spec = importlib.util.spec_from_file_location("pack", DATA / "pack.py")
+    pack = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pack)
+    source, target = tmp_path / "source", tmp_path / "target"
+    source.mkdir()
+    target.mkdir()
+    (source / "items.csv").write_text("item,subtask\na,s\n", encoding="utf-8")
+    old = {"title": "old title", "lm_eval": {"tasks": {"s": "leaderboard_s"}, "metric": "acc_norm"},
+           "answer_options": {"a": 4}, "someone_elses": [1, 2], "files": {"gone.csv": {"bytes": 1}}}
+    (target / "provenance.json").write_text(json.dumps(old), encoding="utf-8")
+    record = pack.pack_folder(source, target, {"title": "new title", "source": "s", "licence": "MIT", "derived": "d"})
+    written = json.loads((target / "provenance.json").read_text(encoding="utf-8"))
+    assert written == record
+    assert written["lm_eval"] == old["lm_eval"] and written["answer_options"] == {"a": 4}
+    assert written["someone_elses"] == [1, 2] and written["title"] == "new title"
+    assert set(written["files"]) == {"items.csv"}
+    assert gzip.decompress((target / "items.csv.gz").read_bytes()) == b"item,subtask\na,s\n"
