@@ -189,3 +189,63 @@ def stops_helping(mdad: pd.DataFrame, selector: str, baseline: str = "random") -
             "within": [int(k) for k in sizes[(verdict == noise.WITHIN).to_numpy()]],
             "losses": [int(k) for k in sizes[(verdict == noise.WORSE).to_numpy()]],
             "stops": None if stops is None else int(stops)}
+
+
+#: How the scoring comparison's measures read in a table: name, digits, unit.
+_SCORING_MEASURES = {"tau": ("Kendall τ", 3, ""), "agreement": ("pairwise agreement", 3, ""),
+                     "mdad": ("MDAD", 1, " (points)"), "error": ("estimation error", 1, " (points)")}
+
+
+def _fmt(value, digits: int) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return "not reached" if math.isinf(value) else f"{value:.{digits}f}"
+
+
+def scoring_display(table: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`mbutils.results.ability_scoring.scoring_comparison` table as the page shows it: per size
+    and measure, both scorings, the paired difference (ability minus accuracy) with its pointwise 95%
+    interval, and the verdict for ability scoring ("—": a measure ability scoring does not have)."""
+    rows = []
+    for r in table.itertuples(index=False):
+        name, digits, unit = _SCORING_MEASURES[r.measure]
+        diff = (f"{r.difference:+.{digits}f} [{_fmt(r.low, digits)}, {_fmt(r.high, digits)}]"
+                if np.isfinite(r.difference) and np.isfinite(r.low) and np.isfinite(r.high)
+                else _fmt(r.difference, digits))
+        rows.append({"k": int(r.size), "measure": name + unit, "accuracy scoring": _fmt(r.accuracy, digits),
+                     "ability scoring": _fmt(r.ability, digits), "ability − accuracy [95% paired CI]": diff,
+                     "ability scoring is": r.verdict})
+    return pd.DataFrame(rows)
+
+
+def scoring_figure(tables: dict):
+    """Ability minus accuracy scoring against k, one panel per measure of order (Kendall tau, pairwise
+    agreement, MDAD), one series per benchmark (``tables``: benchmark title -> scoring_comparison table),
+    bars: the pointwise 95% paired intervals; a difference not computed (an MDAD not reached) is left out."""
+    from matplotlib.figure import Figure
+
+    measures = ("tau", "agreement", "mdad")
+    fig = Figure(figsize=(7.2, 3.0))
+    axes = fig.subplots(1, 3)
+    markers, colors = "osD^v", ("#000000", "#005b8e", "#b55000", "#008662", "#c2739f")
+    for i, (title, table) in enumerate(tables.items()):
+        for ax, measure in zip(axes, measures):
+            part = table[(table["measure"] == measure) & np.isfinite(table["difference"].astype(float))]
+            x = part["size"].to_numpy(float) * (1 + 0.04 * (i - (len(tables) - 1) / 2))  # a small offset per series
+            y = part["difference"].to_numpy(float)
+            lo = np.where(np.isfinite(part["low"].astype(float)), y - part["low"].to_numpy(float), 0.0)
+            hi = np.where(np.isfinite(part["high"].astype(float)), part["high"].to_numpy(float) - y, 0.0)
+            ax.errorbar(x, y, yerr=[np.maximum(lo, 0), np.maximum(hi, 0)], marker=markers[i % 5], linestyle="-",
+                        color=colors[i % 5], markersize=4, capsize=2, linewidth=1, label=title)
+    names = {"tau": "Δ Kendall τ", "agreement": "Δ pairwise agreement", "mdad": "Δ MDAD (points)"}
+    for ax, measure in zip(axes, measures):
+        ax.axhline(0, color="#666666", linewidth=0.8, linestyle="--")
+        ax.set_xscale("log")
+        ax.set_xlabel("k")
+        ax.set_title(names[measure], fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("ability − accuracy scoring")
+    axes[0].legend(fontsize=7, frameon=False)
+    plain_text(fig)  # benchmark titles in the legend are text, never mathtext
+    fig.tight_layout()
+    return fig

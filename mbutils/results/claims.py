@@ -289,3 +289,7 @@ def random_by_size(first: pd.DataFrame | list[dict], monotone: pd.DataFrame | li
             "reliable in expectation, so the rise is noise (a first crossing moves with the pairs of a single "
             "gap bin); findings on this page read the monotone fit")
     return Claim(text, "random_by_size", inputs)
+
+
+# Re-exported: the claim of the adaptive chapter's scoring comparison, so recompute() finds it.
+from mbutils.results.ability_scoring import scoring_claim  # noqa: E402,F401

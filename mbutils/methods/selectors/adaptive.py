@@ -43,8 +43,9 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
+from scipy.special import ndtr
 
-from mbutils.methods.cat import CRITERIA, AdaptiveTests, CATPath
+from mbutils.methods.cat import CRITERIA, AdaptiveTests, CATPath, composite_ability
 from mbutils.base.errors import SelectorError
 from mbutils.methods.irt import IRTError, sigmoid
 from mbutils.methods.irt_fit import IRTModel
@@ -53,9 +54,10 @@ from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
 from mbutils.base.validation import Integer, OneOf
 from mbutils.methods.selectors.tinybench import TinyBenchmarks, TinyPrepared
 
-__all__ = ["AdaptiveFisher", "AdaptiveMicroBenchmark", "AdaptivePIRT", "AdaptiveRandomesque"]
+__all__ = ["AdaptiveAbility", "AdaptiveFisher", "AdaptiveMicroBenchmark", "AdaptivePIRT", "AdaptiveRandomesque"]
 
-ESTIMATORS = ("irt", "pirt")
+#: How a test is scored: predicted accuracy (irt), p-IRT blend (pirt), or ability (see AdaptiveAbility).
+ESTIMATORS = ("irt", "pirt", "ability")
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,8 @@ class AdaptiveMicroBenchmark(MicroBenchmark):
     def estimate(self, correct: np.ndarray, confidence: np.ndarray | None = None) -> np.ndarray:
         """Predicted seen-half accuracy of each target (reads 0/1 answers of its own items only)."""
         path = self._memo_path(correct)
+        if self.estimator == "ability":  # a rank score, not an accuracy: see AdaptiveAbility
+            return ndtr(composite_ability(path.theta, self.item_a, self.item_b) / self.prior_sd_theta)
         prob = sigmoid(path.theta @ self.item_a.T - self.item_b)
         if self.estimator == "irt":
             return prob.mean(axis=1)
@@ -312,6 +316,44 @@ class AdaptivePIRT(AdaptiveFisher):
 
     name: ClassVar[str] = "adaptive_pirt"
     estimator: ClassVar[str] = "pirt"
+
+
+class AdaptiveAbility(AdaptiveFisher):
+    """The tests of :class:`AdaptiveFisher`, scored by ability instead of accuracy (as Fluid Benchmarking scores).
+
+    Hofmann et al. (2025) rank models by their IRT ability rather than by an accuracy. The tests
+    here are :class:`AdaptiveFisher`'s (same path and start; in an experiment the very same tests),
+    and a target's score is its final MAP ability along :func:`~mbutils.methods.cat.ability_direction`
+    (the direction in which the predicted accuracy grows fastest at the prior's centre; in one
+    dimension, the ability itself),
+    reported as its percentile under the fit's prior, ``Phi(u^T theta / prior_sd)``: a strictly
+    increasing map, so every measure of order (Kendall tau, pairwise agreement, MDAD) is that of the
+    ability. The score is *not* an accuracy: an estimation error against the targets' accuracies
+    means nothing, so this selector is not registered by name (the command line's tables report
+    that error); pass the object, ``run_experiment(bench, [AdaptiveAbility()], ...)``, and judge it by
+    :mod:`mbutils.results.ability_scoring`. Labelled ``"adaptive_ability"``.
+
+    Parameters
+    ----------
+    n_start, top_m, criterion, newton_steps, irt
+        As in :class:`AdaptiveFisher`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mbutils.methods.selectors.adaptive import AdaptiveAbility, AdaptiveFisher
+    >>> rng = np.random.default_rng(0)
+    >>> ability, difficulty = rng.normal(size=(40, 1)), rng.normal(size=80)
+    >>> correct = rng.random((40, 80)) < 1 / (1 + np.exp(difficulty - ability))  # 2PL-like
+    >>> source, targets = SourceData(correct[:30], np.zeros(80, dtype=int)), correct[30:]
+    >>> prepared = AdaptiveFisher().prepare(source, rng)
+    >>> score = AdaptiveAbility().select(prepared, 10, rng).estimate(targets)
+    >>> bool(((score > 0) & (score < 1)).all())  # percentiles of the ability, not accuracies
+    True
+    """
+
+    name: ClassVar[str] = "adaptive_ability"
+    estimator: ClassVar[str] = "ability"
 
 
 #: The names this family offers (read by :mod:`mbutils.methods.selectors`, in this order).
