@@ -205,13 +205,18 @@ def _fmt(value, digits: int) -> str:
 def scoring_display(table: pd.DataFrame) -> pd.DataFrame:
     """A :func:`mbutils.results.ability_scoring.scoring_comparison` table as the page shows it: per size
     and measure, both scorings, the paired difference (ability minus accuracy) with its pointwise 95%
-    interval, and the verdict for ability scoring ("—": a measure ability scoring does not have)."""
+    interval ("open": a bound no draw reached), and the verdict for ability scoring ("—": no number, as for
+    ability scoring's estimation error or a difference with an MDAD not reached)."""
     rows = []
     for r in table.itertuples(index=False):
         name, digits, unit = _SCORING_MEASURES[r.measure]
-        diff = (f"{r.difference:+.{digits}f} [{_fmt(r.low, digits)}, {_fmt(r.high, digits)}]"
-                if np.isfinite(r.difference) and np.isfinite(r.low) and np.isfinite(r.high)
-                else _fmt(r.difference, digits))
+        bound = lambda x: f"{x:.{digits}f}" if np.isfinite(x) else "open"  # noqa: E731 (inf: no bound)
+        if not np.isfinite(r.difference):  # an MDAD not reached (no difference), or the error (none)
+            diff = "—"
+        elif np.isnan(r.low) and np.isnan(r.high):
+            diff = f"{r.difference:+.{digits}f}"
+        else:
+            diff = f"{r.difference:+.{digits}f} [{bound(r.low)}, {bound(r.high)}]"
         rows.append({"k": int(r.size), "measure": name + unit, "accuracy scoring": _fmt(r.accuracy, digits),
                      "ability scoring": _fmt(r.ability, digits), "ability − accuracy [95% paired CI]": diff,
                      "ability scoring is": r.verdict})
@@ -228,10 +233,12 @@ def scoring_figure(tables: dict):
     fig = Figure(figsize=(7.2, 3.0))
     axes = fig.subplots(1, 3)
     markers, colors = "osD^v", ("#000000", "#005b8e", "#b55000", "#008662", "#c2739f")
+    sizes = sorted({int(k) for table in tables.values() for k in table["size"]})
+    slot = {k: n for n, k in enumerate(sizes)}  # sizes at even steps, labelled with their k
     for i, (title, table) in enumerate(tables.items()):
         for ax, measure in zip(axes, measures):
             part = table[(table["measure"] == measure) & np.isfinite(table["difference"].astype(float))]
-            x = part["size"].to_numpy(float) * (1 + 0.04 * (i - (len(tables) - 1) / 2))  # a small offset per series
+            x = np.array([slot[int(k)] for k in part["size"]], dtype=float) + 0.12 * (i - (len(tables) - 1) / 2)
             y = part["difference"].to_numpy(float)
             lo = np.where(np.isfinite(part["low"].astype(float)), y - part["low"].to_numpy(float), 0.0)
             hi = np.where(np.isfinite(part["high"].astype(float)), part["high"].to_numpy(float) - y, 0.0)
@@ -240,7 +247,8 @@ def scoring_figure(tables: dict):
     names = {"tau": "Δ Kendall τ", "agreement": "Δ pairwise agreement", "mdad": "Δ MDAD (points)"}
     for ax, measure in zip(axes, measures):
         ax.axhline(0, color="#666666", linewidth=0.8, linestyle="--")
-        ax.set_xscale("log")
+        ax.set_xticks(range(len(sizes)), [str(k) for k in sizes])
+        ax.set_xlim(-0.5, len(sizes) - 0.5)
         ax.set_xlabel("k")
         ax.set_title(names[measure], fontsize=9)
         ax.grid(alpha=0.3)

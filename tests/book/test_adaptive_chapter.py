@@ -3,6 +3,8 @@ profile, and its path figure."""
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -40,3 +42,49 @@ def test_the_adaptive_path_figure_draws_a_model_name_as_written(model):
     fig = path_figure(table)
     fig.savefig(io.BytesIO(), format="png")
     assert fig.axes[0].get_title() == f"one target: {model}"
+
+
+def _scoring_table():
+    rows = []
+    for k in (10, 25):
+        rows += [{"size": k, "measure": "tau", "accuracy": 0.5, "ability": 0.55, "difference": 0.05, "low": 0.01,
+                  "high": 0.09, "verdict": "better", "p_value": 0.01, "detectable": 0.04, "n_runs": 5},
+                 {"size": k, "measure": "agreement", "accuracy": 0.7, "ability": 0.7, "difference": 0.0, "low": -0.01,
+                  "high": 0.01, "verdict": "within noise", "p_value": 1.0, "detectable": 0.02, "n_runs": 5},
+                 {"size": k, "measure": "mdad", "accuracy": 4.5, "ability": float("inf") if k == 10 else 5.0,
+                  "difference": float("inf") if k == 10 else 0.5, "low": 0.0, "high": float("inf"),
+                  "verdict": "cannot tell", "p_value": 0.5, "detectable": float("nan"), "n_runs": 5},
+                 {"size": k, "measure": "error", "accuracy": 3.25, "ability": float("nan"), "difference": float("nan"),
+                  "low": float("nan"), "high": float("nan"), "verdict": "not defined", "p_value": float("nan"),
+                  "detectable": float("nan"), "n_runs": 5}]
+    return pd.DataFrame(rows)
+
+
+def test_the_scoring_table_says_what_ability_scoring_cannot_give():
+    from mbutils.book.adaptive import scoring_display
+
+    shown = scoring_display(_scoring_table())
+    first = shown[shown["k"] == 10].set_index("measure")
+    assert first.loc["Kendall τ", "ability − accuracy [95% paired CI]"] == "+0.050 [0.010, 0.090]"
+    assert first.loc["MDAD (points)", "ability scoring"] == "not reached"
+    assert first.loc["estimation error (points)", "accuracy scoring"] == "3.2"
+    assert first.loc["estimation error (points)", "ability scoring"] == "—"
+    assert first.loc["estimation error (points)", "ability scoring is"] == "not defined"
+    second = shown[shown["k"] == 25].set_index("measure")
+    assert second.loc["MDAD (points)", "ability − accuracy [95% paired CI]"] == "+0.5 [0.0, open]"
+    assert first.loc["MDAD (points)", "ability − accuracy [95% paired CI]"] == "—"  # not reached: no difference
+
+
+def test_the_scoring_figure_draws_each_measure_s_differences_and_leaves_out_what_was_not_computed():
+    from mbutils.book.adaptive import scoring_figure
+
+    fig = scoring_figure({"GPQA": _scoring_table(), "$odd name": _scoring_table()})
+    axes = fig.axes
+    assert [ax.get_title() for ax in axes] == ["Δ Kendall τ", "Δ pairwise agreement", "Δ MDAD (points)"]
+    tau_line = axes[0].lines[0]
+    assert list(tau_line.get_ydata()) == [0.05, 0.05]
+    mdad_points = [list(line.get_ydata()) for line in axes[2].lines if len(line.get_ydata()) and
+                   line.get_linestyle() == "-"]
+    assert [0.5] in mdad_points  # k = 10's MDAD was not reached: only k = 25's difference is drawn
+    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["10", "25"]
+    fig.savefig(io.BytesIO(), format="png")
