@@ -35,6 +35,7 @@ _PUBLIC = {
     "pair_power": ("results.planning_pairs", "pair_power"),
     "build_micro": ("results.microbench", "build_micro"),
     "score": ("results.scoring", "score"),
+    "load_micro": ("results.micro_shipped", "load_micro"),
     "make_selector": ("methods.selectors", "make_selector"),
     "selector_names": ("methods.selectors", "selector_names"),
     "Selector": ("methods.selectors", "Selector"),

@@ -6,7 +6,7 @@ failure is a bug: one line says so and where to report it (the traceback with --
 
 The commands live by group, each module with its parsers beside their handlers:
 :mod:`~mbutils.cli.experiments` (experiment, mdad, summary, combine), :mod:`~mbutils.cli.bundles`
-(validate, data, import, cache), :mod:`~mbutils.cli.micro` (plan, build-micro, score, audit) and
+(validate, data, import, cache), :mod:`~mbutils.cli.micro` (plan, build-micro, score, audit), :mod:`~mbutils.cli.shipped` (micro) and
 :mod:`~mbutils.cli.chapters` (run-chapter, notebook, book, book-pdf); :mod:`~mbutils.cli.common`
 holds the option types and the results files' helpers they share. This module builds the parser
 and runs one command.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from mbutils.base.errors import MbutilsError
 from mbutils.base.version import __version__
-from mbutils.cli import bundles, chapters, experiments, micro
+from mbutils.cli import bundles, chapters, experiments, micro, shipped
 from mbutils.cli.common import _Formatter
 
 REPORT = ("this is a bug in mbutils: please report it on the project's issue tracker with the command "
@@ -51,6 +51,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     experiments._table_parsers(sub, common)
     bundles._validate_parser(sub, common)
     micro._micro_parsers(sub, common)
+    shipped._shipped_parser(sub, common)
     bundles._data_parser(sub, common)
     bundles._import_parser(sub, common)
     chapters._chapter_parsers(sub, common)

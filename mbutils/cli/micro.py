@@ -20,7 +20,15 @@ def _micro_parsers(sub, common) -> None:
     """plan, build-micro, score and audit, in this order (the order of the commands' list)."""
     p = sub.add_parser("plan", parents=[common], formatter_class=_Formatter,
                        help="how many items random sampling needs for a given gap and threshold")
-    p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
+    p.add_argument("--data", default=None, help="bundle name on the data path, synthetic-*, or a folder "
+                   "(required unless --micro)")
+    p.add_argument("--micro", default=None, metavar="FOLDER_OR_NAME",
+                   help="with --pair: a micro-benchmark folder or shipped name; the two models may be new ones "
+                   "scored in --results-of logs (or one pool model): the probability this micro-benchmark orders "
+                   "them correctly and how many more random items would reach --threshold")
+    p.add_argument("--results-of", nargs="+", default=[], metavar="FILE",
+                   help="with --micro: lm-eval samples_*.jsonl logs (or folders) or responses.csv of the new models")
+    p.add_argument("--metric", default=None, help="with --micro: the lm-eval metric read (default: the bundle's)")
     p.add_argument("--gap", type=number("gap (points)", low=0, high=100, low_open=True), default=None,
                    help="accuracy gap in points (or give --pair)")
     p.add_argument("--pair", nargs=2, metavar=("MODEL_A", "MODEL_B"), default=None,
@@ -59,7 +67,10 @@ def _micro_parsers(sub, common) -> None:
                        "provenance.json) and the group <benchmark>_micro, checked by the installed harness. "
                        "Written whole or not at all.")
     p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
-    p.add_argument("--selector", required=True, help="a selector name (not an adaptive one)")
+    p.add_argument("--selector", required=True,
+                   help="a selector name (not an adaptive one), or auto: the method the book's paired noise rule "
+                   "finds most reliable at --k on the pool (lowest MDAD if beyond the noise lower than random "
+                   "sampling's, else random sampling), with the reason printed and written in the card")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a selector parameter (repeatable), e.g. --param n_strata=5")
     p.add_argument("--k", type=count("k"), required=True, help="items in the micro-benchmark")
@@ -87,7 +98,8 @@ def _micro_parsers(sub, common) -> None:
                        "empirical interval from the cross-fitted held-out errors of the pool's models "
                        "(cross-fitted, CV+-like: its coverage is measured, not guaranteed). A pool model is distinguishable when the accuracies differ "
                        "by at least the card's MDAD.")
-    p.add_argument("folder", help="micro-benchmark folder written by build-micro")
+    p.add_argument("folder", help="micro-benchmark folder written by build-micro, or the name of a shipped one "
+                   "(python -m mbutils micro list)")
     p.add_argument("files", nargs="+", help="samples_*.jsonl files (or folders of them), or responses.csv files")
     p.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     p.add_argument("--level", type=number("level", low=0, high=1, low_open=True, high_open=True), default=0.9,
@@ -153,10 +165,31 @@ def _results_of(bench, path: str, args) -> pd.DataFrame:
     return results
 
 
+def _plan_new_pair(args) -> int:
+    """plan --micro M --pair A B [--results-of LOGS]: two scored models, new or from the pool."""
+    from mbutils.results.micro_shipped import open_micro
+    from mbutils.results.planning_new_pair import format_new_pair, new_pair_power
+
+    if args.pair is None or args.gap is not None or args.data is not None:
+        raise ResultsError("--micro goes with --pair MODEL_A MODEL_B (and --results-of their logs), not with --gap "
+                           "or --data (the micro-benchmark names its bundle)")
+    folder = open_micro(args.micro)
+    power = new_pair_power(folder, args.pair[0], args.pair[1], args.results_of, threshold=args.threshold,
+                           metric=args.metric)
+    sys.stdout.write(format_new_pair(power))
+    return 0
+
+
 def cmd_plan(args) -> int:
     from mbutils.data.datasets import load_benchmark
     from mbutils.results.planning import cached_results, format_pair_power, format_plan, pair_power, plan_table
 
+    if args.micro is not None:
+        return _plan_new_pair(args)
+    if args.results_of or args.metric is not None:
+        raise ResultsError("--results-of and --metric go with --micro (a micro-benchmark and new models' logs)")
+    if args.data is None:
+        raise ResultsError("give --data (a bundle), or --micro with --pair for two scored models")
     if (args.gap is None) == (args.pair is None):
         raise ResultsError("give either --gap (pairs of a gap bin) or --pair MODEL_A MODEL_B (one pair of models)")
     if args.results is not None and not args.results.strip():
@@ -225,7 +258,12 @@ def cmd_build_micro(args) -> int:
     except MbutilsError:
         bundle_folder = None  # a synthetic stand-in: no folder to protect
     check_out(args.out, bundle_folder, args.force)
-    selector = make_selector(args.selector, **_params(args.param))
+    if args.selector.strip().lower() == "auto":
+        if args.param:
+            raise ResultsError("--param does not go with --selector auto (it runs each candidate with its defaults)")
+        selector = "auto"
+    else:
+        selector = make_selector(args.selector, **_params(args.param))
     exclude = _read_model_list(args.exclude_models) if args.exclude_models else []
     if args.lm_eval_tasks is not None and not Path(args.lm_eval_tasks).is_dir():
         raise MbutilsError(f"--lm-eval-tasks {args.lm_eval_tasks}: no such folder of lm-eval task configs")
@@ -240,6 +278,8 @@ def cmd_build_micro(args) -> int:
         reliability = (f"MDAD at k = {built.k}: {mdad_text(card.mdad, unit=' points')} (95% CI "
                        f"{mdad_text(card.ci_low)} to {mdad_text(card.ci_high)}; random sampling: "
                        f"{mdad_text(card.random_mdad, unit=' points')})" + (f"; note: {card.note}" if card.note else ""))
+    if card.choice:
+        print(f"selector auto: {card.choice['reason']}")
     print(f"wrote {built.path}: {built.k} items of {bench.name} chosen by {built.selector} "
           f"(pool of {len(built.pool)} models); {reliability}")
     print(_export_line(built.path))
@@ -262,10 +302,10 @@ def _export_line(path: Path) -> str:
 
 
 def cmd_score(args) -> int:
-    from mbutils.results.micro_folder import read_micro
+    from mbutils.results.micro_shipped import open_micro
     from mbutils.results.scoring import format_scores, score
 
-    folder = read_micro(args.folder)
+    folder = open_micro(args.folder)
     table = score(folder, args.files, level=args.level, metric=args.metric, log_filter=args.filter)
     sys.stdout.write(format_scores(table, folder, args.format, args.metric))
     return 0

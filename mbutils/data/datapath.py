@@ -2,7 +2,8 @@
 
 The folders of ``MBUTILS_DATA`` come first (``os.pathsep`` separated, so a reader's own
 bundles win), then the repository's ``data/``, which ships the real results the book is
-about. Relative entries are made absolute once, when ``mbutils`` is imported, against the
+about; an installed wheel has no repository, and its copy of the real bundles
+(``mbutils/data/shipped/``, written there by setup.py's build step) takes that place. Relative entries are made absolute once, when ``mbutils`` is imported, against the
 working directory of that moment, and written back to the environment: a chapter's kernel
 (which runs in ``chapters/``), a papermill run, the command line and the book then all read
 the same folders. This module imports nothing heavy, so the Sphinx hook may use it.
@@ -17,6 +18,8 @@ from pathlib import Path
 ENV = "MBUTILS_DATA"
 #: The repository's data/ folder (absent when the package is installed without its source tree).
 REPO_DATA = Path(__file__).resolve().parents[2] / "data"
+#: The real bundles a wheel carries (setup.py copies them from data/); absent in a clone.
+PACKAGED_DATA = Path(__file__).resolve().parent / "shipped"
 
 
 @dataclass(frozen=True)
@@ -56,8 +59,8 @@ def data_folders() -> list[DataFolder]:
     An entry is listed once (the first time it appears), missing folders included, so that
     messages can say which ones do not exist."""
     folders, seen = [], set()
-    for path, origin in [*((p.resolve(), ENV) for p in _entries(os.environ.get(ENV, ""))),
-                         (REPO_DATA, "repository")]:
+    last = (PACKAGED_DATA, "package") if not REPO_DATA.is_dir() and PACKAGED_DATA.is_dir() else (REPO_DATA, "repository")
+    for path, origin in [*((p.resolve(), ENV) for p in _entries(os.environ.get(ENV, ""))), last]:
         if path not in seen:
             seen.add(path)
             folders.append(DataFolder(path, origin))
@@ -77,6 +80,9 @@ def describe_data_path(*, short: bool = False) -> str:
                 if env else "the repository's data/; MBUTILS_DATA is not set")
         return text + (f"; {', '.join(missing)}" if missing else "")
     env = [str(f) for f in folders if f.origin == ENV]
+    if any(f.origin == "package" for f in folders):
+        return (f"{ENV} {', '.join(env)}, then " if env else "") + \
+            f"the installed package's bundles {PACKAGED_DATA}" + ("" if env else f" ({ENV} is not set)")
     repo = [str(f) for f in folders if f.origin == "repository"]
     if not env:
         return f"the repository's data folder {', '.join(repo)} ({ENV} is not set)"

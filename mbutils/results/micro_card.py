@@ -48,6 +48,17 @@ def _chosen(built) -> str:
             + (f" ({excluded} held out with --exclude-models)" if excluded else " (none held out)") + ".\n")
 
 
+def _choice(card) -> str:
+    """How ``--selector auto`` chose, with the numbers that decided it (empty for a named selector)."""
+    choice = getattr(card, "choice", None)
+    if not choice:
+        return ""
+    mdads = ", ".join(f"{md_text(name)} {mdad_text(value, '.1f')}" for name, value in choice["mdads"].items())
+    return (f"- **How the selector was chosen** (`--selector auto`): {md_text(choice['reason'])} Candidates' MDADs "
+            f"at {100 * choice['threshold']:g}% agreement (points, monotone fit, {choice['runs']} runs, seed "
+            f"{choice['seed']}): {mdads}.")
+
+
 def _reliability(card, k: int) -> list[str]:
     threshold = 100 * card.threshold
     if card.protocol is None:
@@ -162,6 +173,7 @@ def card_markdown(built, meta: dict, level: float = 0.9) -> str:
              f"- **Items**: {k} of the {n_items} items of bundle {md_text(built.bundle)} ({subtasks} subtask"
              f"{'s' if subtasks != 1 else ''}), listed with their weights in items.csv.",
              _chosen(built).rstrip("\n"),
+             *([_choice(built.card)] if _choice(built.card) else []),
              f"- **Estimate**: " + ("the plain mean of the items" if built.interval == "hypergeometric" else
                                     "the selector's estimator (weights or item parameters stored in this folder)")
              + "; run `python -m mbutils score` on a new model's results.", "",

@@ -60,6 +60,7 @@ class Card:
     protocol: dict | None
     note: str = ""
     coverage: dict | None = None  # level, calibration / excluded {models, covered (, width)}, width (points)
+    choice: dict | None = None    # how --selector auto chose (mbutils.results.micro_choice), else None
 
 
 @dataclass(frozen=True)
@@ -251,7 +252,9 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
     benchmark : Benchmark
         The full benchmark.
     selector : str or Selector
-        A registered name or a selector object (adaptive selectors are refused).
+        A registered name or a selector object (adaptive selectors are refused), or ``"auto"``: the
+        method the book's paired noise rule finds most reliable at ``k`` on the pool
+        (:func:`mbutils.results.micro_choice.choose_selector`; the card records why).
     k : int
         Items in the micro-benchmark (1 to N).
     seed : int, default 0
@@ -299,14 +302,23 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
     """
     from mbutils.base.validation import check_int, check_number
 
-    selector = as_selector(selector)
-    selector.validate_params()
+    auto = isinstance(selector, str) and selector.strip().lower() == "auto"
+    if not auto:
+        selector = as_selector(selector)
+        selector.validate_params()
     k = check_int(k, "k", SelectorError, low=1, high=benchmark.n_items)
     seed = check_int(seed, "seed", ProtocolError, low=0)
     runs = check_int(runs, "runs", ProtocolError, low=1)
     threshold = check_number(threshold, "threshold", ProtocolError, low=0, high=1, low_open=True)
     rows, excluded = _pool(benchmark, exclude)
     harness = _harness_of(benchmark, out, force, lm_eval_tasks)
+    choice = None
+    if auto:
+        from mbutils.results.micro_choice import choose_selector
+
+        choice = choose_selector(pool_benchmark(benchmark, rows), k, runs=runs, seed=seed, threshold=threshold,
+                                 jobs=jobs, progress=progress)
+        selector = as_selector(choice["selector"])
     if selector.uses_sources and len(rows) < 2:
         raise ProtocolError(f"{selector.name} learns from source models, and the pool has {len(rows)}; "
                             "exclude fewer models")
@@ -320,7 +332,8 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
     if micro.reads == "confidence" and benchmark.confidence is None:
         micro = MicroBenchmark(micro.items, micro.weights, reads="correct")  # what it read: the 0/1 fallback
     held_out = np.setdiff1d(np.arange(benchmark.n_models), rows)
-    card = replace(card, coverage=interval_coverage(benchmark, micro, kind, calibration, held_out, rows))
+    card = replace(card, coverage=interval_coverage(benchmark, micro, kind, calibration, held_out, rows),
+                   choice=choice)
     pool_table = pd.DataFrame({"model": benchmark.models[rows].astype(str), "accuracy": benchmark.accuracy[rows]})
     built = BuiltMicro(bundle=benchmark.name, bundle_hash=benchmark.content_hash, items=benchmark.items.astype(str),
                        subtasks=benchmark.subtasks.astype(str), micro=micro, selector=selector_label(selector),
