@@ -195,8 +195,10 @@ def comparison_rows(tables: dict) -> list[dict]:
 
 
 def _powered(row: dict, resolution: float) -> bool:
+    """Whether the comparison had 80% power to see ``resolution`` points; a bootstrap whose every draw gave
+    the same difference (both scorings ordering alike throughout) shows no spread to judge the power by."""
     d = row.get("detectable")
-    return d is not None and np.isfinite(float(d)) and float(d) <= resolution
+    return d is not None and np.isfinite(float(d)) and 0 < float(d) <= resolution
 
 
 def scoring_claim(rows: list[dict], resolution: float = RESOLUTION) -> Claim:

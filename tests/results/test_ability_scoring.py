@@ -109,6 +109,9 @@ def test_the_claim_counts_verdicts_says_pointwise_and_recomputes():
     assert "these 3 verdicts are pointwise" in claim.text and "Holm" in claim.text
     assert "4 runs, fewer than the 20" in claim.text
     assert claims.recompute(claim.payload()).text == claim.text
+    # every draw alike: no spread to judge the power by, so no MDAD comparison is called powered
+    alike = scoring_comparison(_table({ACCURACY: ability, ABILITY: ability}), n_boot=100)
+    assert "(0 of the 1 within noise could have shown" in scoring_claim(comparison_rows({"Toy": alike})).text
     assert scoring_claim([]).text == "no adaptive tests were scored both ways"
 
 
