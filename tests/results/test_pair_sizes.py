@@ -45,5 +45,5 @@ def test_the_size_for_a_share_brings_that_share_of_the_bin_to_the_target():
     power = agreement_probability(pairs["a_only"].to_numpy(), pairs["b_only"].to_numpy(), bench.n_items, k)
     assert np.mean(power >= 0.8) >= 0.8
     assert share_reaching(pairs, k - 1) < 0.8
-    planner = mbutils.plan(bench, gap=2.0, agreement=0.8, truth="full").random_size
+    planner = mbutils.plan(bench, gap=2.0, threshold=0.8, truth="full").random_size
     assert planner < k and share_reaching(pairs, planner) < 0.8

@@ -45,13 +45,13 @@ def test_pair_power_agrees_with_simulation_on_five_pairs(gpqa):
 
 def test_required_size_is_the_first_reaching_the_level(gpqa):
     a, b = gpqa.models[0], gpqa.models[2]
-    power = pair_power(gpqa, a, b, agreement=0.8)
+    power = pair_power(gpqa, a, b, threshold=0.8)
     curve = power.curve.set_index("size")["power"]
     assert len(curve) == gpqa.n_items
     assert curve[power.required_size] >= 0.8 > curve.loc[:power.required_size - 1].max()
     assert power.a_only + power.b_only > 0
     assert power.gap == pytest.approx(100 * (gpqa.accuracy[0] - gpqa.accuracy[2]))
-    swapped = pair_power(gpqa, b, a, agreement=0.8)
+    swapped = pair_power(gpqa, b, a, threshold=0.8)
     assert swapped.required_size == power.required_size and swapped.gap == pytest.approx(-power.gap)
 
 
@@ -80,6 +80,6 @@ def test_plan_pair_on_the_command_line(gpqa):
     a, b = gpqa.models[0], gpqa.models[2]
     code, out, err = run("plan", "--data", "gpqa", "--pair", a, b, "--sizes", "50,100", "--agreement", 0.7)
     assert code == 0, err
-    expected = pair_power(gpqa, a, b, agreement=0.7)
+    expected = pair_power(gpqa, a, b, threshold=0.7)
     assert f"needs {expected.required_size} items" in out
     assert "| 50 " in out and "| 100 " in out
