@@ -230,8 +230,8 @@ def scoring_figure(tables: dict):
     from matplotlib.figure import Figure
 
     measures = ("tau", "agreement", "mdad")
-    fig = Figure(figsize=(7.2, 3.0))
-    axes = fig.subplots(1, 3)
+    fig = Figure(figsize=(7.2, 6.0))
+    axes = fig.subplots(3, 1, sharex=True)  # one row per measure: the sizes' labels need the page's width
     markers, colors = "osD^v", ("#000000", "#005b8e", "#b55000", "#008662", "#c2739f")
     sizes = sorted({int(k) for table in tables.values() for k in table["size"]})
     slot = {k: n for n, k in enumerate(sizes)}  # sizes at even steps, labelled with their k
@@ -249,11 +249,11 @@ def scoring_figure(tables: dict):
         ax.axhline(0, color="#666666", linewidth=0.8, linestyle="--")
         ax.set_xticks(range(len(sizes)), [str(k) for k in sizes])
         ax.set_xlim(-0.5, len(sizes) - 0.5)
-        ax.set_xlabel("k")
-        ax.set_title(names[measure], fontsize=9)
+        ax.set_ylabel(names[measure], fontsize=9)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("ability − accuracy scoring")
-    axes[0].legend(fontsize=7, frameon=False)
+    axes[-1].set_xlabel("k")
+    axes[0].set_title("ability scoring minus accuracy scoring", fontsize=10)
+    axes[0].legend(fontsize=8, frameon=False, loc="best")
     plain_text(fig)  # benchmark titles in the legend are text, never mathtext
     fig.tight_layout()
     return fig

@@ -80,11 +80,11 @@ def test_the_scoring_figure_draws_each_measure_s_differences_and_leaves_out_what
 
     fig = scoring_figure({"GPQA": _scoring_table(), "$odd name": _scoring_table()})
     axes = fig.axes
-    assert [ax.get_title() for ax in axes] == ["Δ Kendall τ", "Δ pairwise agreement", "Δ MDAD (points)"]
+    assert [ax.get_ylabel() for ax in axes] == ["Δ Kendall τ", "Δ pairwise agreement", "Δ MDAD (points)"]
     tau_line = axes[0].lines[0]
     assert list(tau_line.get_ydata()) == [0.05, 0.05]
     mdad_points = [list(line.get_ydata()) for line in axes[2].lines if len(line.get_ydata()) and
                    line.get_linestyle() == "-"]
     assert [0.5] in mdad_points  # k = 10's MDAD was not reached: only k = 25's difference is drawn
-    assert [t.get_text() for t in axes[0].get_xticklabels()] == ["10", "25"]
+    assert [t.get_text() for t in axes[-1].get_xticklabels()] == ["10", "25"]
     fig.savefig(io.BytesIO(), format="png")
