@@ -135,3 +135,23 @@ def test_a_micro_task_on_a_dataset_of_another_size_is_refused(setup, tmp_path):
     assert len(log.read_text().splitlines()) == N_DOCS + 10  # nothing filtered: the harness ran all of it
     code, out, err = run("score", tmp_path / "micro", log)
     assert code == 1 and out == "" and "dataset of another size" in err and str(log) in err
+
+
+@pytest.mark.parametrize("task", ["leaderboard_gpqa_main", "leaderboard_bbh_boolean_expressions",
+                                  "leaderboard_bbh_web_of_lies", "leaderboard_mmlu_pro"])
+def test_the_quick_lookup_of_a_task_config_finds_the_file_the_harness_index_names(task):
+    """The text scan that spares every exporting process the harness's index agrees with that index."""
+    from mbutils.results import lm_eval_task
+
+    index = lm_eval_task.harness_index()
+    assert task in index
+    assert lm_eval_task._declared_once(task) == lm_eval_task._yaml_entry_path(index[task])
+
+
+def test_a_task_declared_by_several_files_is_left_to_the_harness_index(monkeypatch):
+    from mbutils.results import lm_eval_task
+
+    monkeypatch.setattr(lm_eval_task, "_task_lines", lambda: {"twice": ("/a.yaml", "/b.yaml"), "once": ("/c.yaml",)})
+    assert lm_eval_task._declared_once("twice") is None
+    assert lm_eval_task._declared_once("once") == "/c.yaml"
+    assert lm_eval_task._declared_once("absent") is None
