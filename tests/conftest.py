@@ -211,6 +211,13 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     ("build/test_page_runs.py", "test_one_page_at_a_time_leaves_execution_to_myst_nb"): {"book"},
     # a two-page book built with the book's Sphinx hook, its progress lines on stderr read (4 s)
     ("build/test_page_runs_progress.py", "test_a_book_build_reports_each_page_on_stderr"): {"book"},
+    # each computing chapter's students' notebook through run_chapter (quick profile, three runs) up to its
+    # first stub (bench_gpqa 69 s, measures 177 s on the loaded shared machine, 2026-12-06), and one
+    # instructors' notebook (bench_gpqa) to the end
+    ("build/test_student_notebooks.py", "test_a_students_notebook_runs_up_to_its_first_stub_and_stops_there"): {"book"},
+    ("build/test_student_notebooks.py", "test_an_instructors_notebook_runs_to_completion"): {"book"},
+    # two builds of a three-page book with the book's Sphinx hook, reading its own build times (16-20 s)
+    ("build/test_build_times.py", "test_a_build_records_its_times_and_the_next_build_states_them"): {"book"},
     # runs sel_random with a broken solution until its assertion fails (10 s)
     ("build/test_chapters_exercises.py", "test_a_broken_solution_fails_the_chapter"): {"book"},
     # runs the measures chapter on real GPQA and checks its standalone page (20 s)
@@ -254,6 +261,9 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     ("build/test_publish.py", "test_launched_notebooks_open_with_the_install_cell_that_is_a_no_op_where_mbutils_imports"): {"slow"},
     # k-medoids anchors on MMLU-Pro's 6,016 seen items under two BLAS thread counts (4 s)
     ("methods/test_anchor.py", "test_a_chapter_recomputes_the_experiments_anchors_whatever_the_blas_threads"): {"slow"},
+    # builds a wheel from a copy of the sources (pip, isolated build), installs it into a folder and runs
+    # `micro list`, `score` and `micro export` from it in an empty folder (TIME s)
+    ("cli/test_shipped.py", "test_an_installed_wheel_lists_exports_and_scores_shipped_micro_benchmarks_without_the_repository"): {"slow"},
     # copies the repository (data/ included) and runs `mbutils data` in it (3 s)
     ("project/test_clone.py", "test_the_data_command_of_a_clone_lists_its_shipped_bundles"): {"slow"},
 }

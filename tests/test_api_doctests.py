@@ -45,10 +45,12 @@ def _modules() -> list[str]:
 def shared_cache(tmp_path_factory):
     """One private cache for all examples: the synthetic stand-in is simulated once, not per module.
     The installed harness's task index is read here too: a once-per-process cost (about 5 s) that the
-    first example writing a micro-benchmark would otherwise be timed with."""
-    from mbutils.results.lm_eval_task import harness_index
+    first example writing a micro-benchmark would otherwise be timed with (and the scan of its configs'
+    ``task:`` lines, about a second more)."""
+    from mbutils.results.lm_eval_task import _task_lines, harness_index
 
     harness_index()
+    _task_lines()
     return tmp_path_factory.mktemp("doctest-cache")
 
 

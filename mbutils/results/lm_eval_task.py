@@ -238,7 +238,7 @@ def _task_lines() -> dict[str, tuple[str, ...]]:
         except OSError:
             continue
         for match in _TASK_LINE.finditer(text):
-            found.setdefault(match.group(1).decode("utf-8", "replace"), []).append(str(path.resolve()))
+            found.setdefault(match.group(1).decode("utf-8", "replace"), []).append(str(path))  # resolved when used
     return {task: tuple(paths) for task, paths in found.items()}
 
 
@@ -246,7 +246,7 @@ def _declared_once(task: str) -> str | None:
     """The one installed YAML that declares ``task``; None when none or several do (the harness's
     index then decides, as it would when running the task)."""
     paths = _task_lines().get(task, ()) if harness_installed() else ()
-    return paths[0] if len(paths) == 1 else None
+    return str(Path(paths[0]).resolve()) if len(paths) == 1 else None
 
 
 class _Function(str):
