@@ -262,7 +262,7 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # k-medoids anchors on MMLU-Pro's 6,016 seen items under two BLAS thread counts (4 s)
     ("methods/test_anchor.py", "test_a_chapter_recomputes_the_experiments_anchors_whatever_the_blas_threads"): {"slow"},
     # builds a wheel from a copy of the sources (pip, isolated build), installs it into a folder and runs
-    # `micro list`, `score` and `micro export` from it in an empty folder (TIME s)
+    # `micro list`, `score` and `micro export` from it in an empty folder (7 s)
     ("cli/test_shipped.py", "test_an_installed_wheel_lists_exports_and_scores_shipped_micro_benchmarks_without_the_repository"): {"slow"},
     # copies the repository (data/ included) and runs `mbutils data` in it (3 s)
     ("project/test_clone.py", "test_the_data_command_of_a_clone_lists_its_shipped_bundles"): {"slow"},
