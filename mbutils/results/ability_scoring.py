@@ -51,7 +51,7 @@ def ability_selector(**params):
 
 
 def _groups(results: pd.DataFrame, selector: str) -> dict:
-    found = {size: pairs for (sel, size), pairs in iter_groups(results, "seen") if sel == selector}
+    found = {size: pairs for (_, size), pairs in iter_groups(results, "seen", selector)}
     if not found:
         raise ResultsError(f"selector {selector!r} is not in the results")
     return found

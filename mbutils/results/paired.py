@@ -46,7 +46,7 @@ BOOT_CHUNK = 100
 
 
 def _pairs(results: pd.DataFrame, selector: str, split: str) -> dict:
-    found = {size: pairs for (sel, size), pairs in iter_groups(results, split) if sel == selector}
+    found = {size: pairs for (_, size), pairs in iter_groups(results, split, selector)}
     if not found:
         raise ResultsError(f"selector {selector!r} is not in the results (it has "
                            f"{', '.join(map(repr, dict.fromkeys(results['selector'].astype(str))))})")

@@ -109,11 +109,19 @@ def _split_columns(split: str) -> tuple[str, str]:
     return f"{split}_correct", f"n_{split}"
 
 
-def iter_groups(results: pd.DataFrame, split: str = "seen") -> Iterator[tuple[tuple[str, int], GroupPairs]]:
-    """Yield ((selector, size), pairs) in table order of first appearance."""
+def iter_groups(results: pd.DataFrame, split: str = "seen", selector: str | None = None
+                ) -> Iterator[tuple[tuple[str, int], GroupPairs]]:
+    """Yield ((selector, size), pairs) in table order of first appearance (only ``selector``'s when given).
+
+    The groups are cut from a frame of the needed columns without the table's ``attrs``: pandas
+    deep-copies ``attrs`` (the provenance) on every operation, which cost more than the grouping."""
     check_results(results)
     correct_col, n_col = _split_columns(split)
-    for (selector, size), group in results.groupby(["selector", "size"], sort=False):
+    columns = ["selector", "size", "run", "model", "estimate", correct_col, n_col]
+    frame = pd.DataFrame({c: results[c].to_numpy() for c in columns})
+    if selector is not None:
+        frame = frame[frame["selector"].to_numpy() == selector]
+    for (selector, size), group in frame.groupby(["selector", "size"], sort=False):
         group = group.sort_values(["run", "model"], kind="stable")
         runs, counts = np.unique(group["run"].to_numpy(), return_counts=True)
         if (counts != counts[0]).any():
