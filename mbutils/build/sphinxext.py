@@ -10,11 +10,16 @@ mbutils book --copy``): ``students`` removes every solution (its text, code cell
 outputs; the exercises, their numbers and links stay) and every copy of the sources that
 holds them; ``instructors`` shows every solution open. ``MBUTILS_EXECUTION_CACHE`` names the
 folder whose execution cache a build reuses (another copy's ``_build``), so a second copy
-does not execute the notebooks again. MathJax is served from the built book (the pinned
+does not execute the notebooks again. Both copies also write every computing chapter as a
+notebook into the built book's ``notebooks/`` folder, with a zip to hand out, and each such
+page links its own (:mod:`mbutils.build.student_notebooks`: the students' notebooks hold a
+stub in place of each solution). MathJax is served from the built book (the pinned
 ``sphinx-mathjax-offline`` package's files), not from a CDN, and the launch buttons open the
 chapters' ``.ipynb`` form on the repository's ``notebooks`` branch (see
 ``.github/workflows/book.yml``), since Colab opens notebooks only. Pages the execution cache
-lacks are executed two at a time before Sphinx reads them (:mod:`mbutils.build.page_runs`)."""
+lacks are executed two at a time before Sphinx reads them (:mod:`mbutils.build.page_runs`), and
+every build records its own times, which the pages that state times read
+(:mod:`mbutils.build.build_times`)."""
 
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from mbutils.base.version import __version__
 from mbutils.data.datapath import pin_environment, signature
 from mbutils.base.fingerprint import book_fingerprint
 from mbutils.book.profiles import profile_name
+from mbutils.build import build_times
 from mbutils.build.page_runs import execute_pages
 
 
@@ -102,11 +108,50 @@ def _on_doctree_resolved(app, doctree, docname) -> None:
     copy = app.config.mbutils_copy
     if copy == "default":
         return
+    _link_notebook(app, doctree, docname, copy)
     for node in _solution_nodes(doctree):
         if copy == "students":
             node.parent.remove(node)
         else:
             node["classes"] = [c for c in node.get("classes", []) if c not in ("dropdown", "toggle")]
+
+
+def _computing(app) -> set[str]:
+    if not hasattr(app, "_mbutils_computing"):
+        from mbutils.build.student_notebooks import computing_chapters
+
+        app._mbutils_computing = set(computing_chapters())
+    return app._mbutils_computing
+
+
+def _link_notebook(app, doctree, docname: str, copy: str) -> None:
+    """A line under the page's title linking the page's notebook of this copy and the zip of all."""
+    from docutils import nodes
+
+    from mbutils.build.student_notebooks import NOTEBOOK_FOLDER, ZIP_NAMES
+
+    name = docname.rsplit("/", 1)[-1]
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if name not in _computing(app) or section is None:
+        return
+    up = "../" * docname.count("/") + NOTEBOOK_FOLDER
+    what = "with a stub to fill in for each exercise" if copy == "students" else "with every solution"
+    para = nodes.paragraph(classes=["mbutils-notebook-link"])
+    para += nodes.Text(f"This chapter as a notebook {what}: ")
+    para += nodes.reference("", f"{name}.ipynb", refuri=f"{up}/{name}.ipynb")
+    para += nodes.Text(" (every chapter: ")
+    para += nodes.reference("", ZIP_NAMES[copy], refuri=f"{up}/{ZIP_NAMES[copy]}")
+    para += nodes.Text(").")
+    section.insert(1, para)
+
+
+def _write_notebooks(app, exc) -> None:
+    """The students' or instructors' copy: every computing chapter as a notebook, and their zip."""
+    copy = app.config.mbutils_copy
+    if exc is None and app.builder.format == "html" and copy != "default":
+        from mbutils.build.student_notebooks import NOTEBOOK_FOLDER, write_notebooks
+
+        write_notebooks(copy, Path(app.outdir) / NOTEBOOK_FOLDER)
 
 
 def _copy_mathjax(app, exc) -> None:
@@ -166,4 +211,6 @@ def setup(app):  # Sphinx's entry point for `extra_extensions: [mbutils.build.sp
     app.connect("html-page-context", _dedupe_scripts, priority=900)
     app.connect("build-finished", _copy_mathjax)
     app.connect("build-finished", _pdf_link)
+    app.connect("build-finished", _write_notebooks)
+    build_times.setup(app)  # the {mbutils-build-times} directive and the build's own record
     return {"parallel_read_safe": True, "parallel_write_safe": True}

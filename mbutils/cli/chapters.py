@@ -38,12 +38,17 @@ def _chapter_parsers(sub, common) -> None:
                        help="build the book strictly: the default, students' or instructors' copy",
                        description="Build the book with jupyter-book build -W -n --keep-going. The students' "
                        "copy has no solutions (nor any source download holding them); the instructors' shows "
-                       "every solution open; the default folds each under its exercise.")
+                       "every solution open; the default folds each under its exercise. The students' and "
+                       "instructors' copies also write every computing chapter as a notebook, with a zip, into "
+                       "_build/html/notebooks/ (the students' with a stub in place of each solution), and link "
+                       "each page's notebook.")
     p.add_argument("--copy", choices=["default", "students", "instructors"], default="default",
                    help="which copy to build")
     p.add_argument("--out", default=None, help="folder to hold _build/ (default: the book's folder)")
     p.add_argument("--execution-cache", default=None, metavar="BUILD",
                    help="reuse the executed notebooks of another build (its _build folder; default: this build's own)")
+    p.add_argument("--notebooks-only", action="store_true",
+                   help="write only the copy's notebooks and their zip (seconds; no HTML build)")
     p.set_defaults(func=cmd_book)
 
     p = sub.add_parser("book-pdf", parents=[common], formatter_class=_Formatter,
@@ -118,12 +123,23 @@ def cmd_notebook(args) -> int:
 
 def cmd_book(args) -> int:
     _need_book_packages("book")
-    from mbutils.build.publish import build_book
+    from mbutils.build.publish import build_book, book_root
 
+    where = Path(args.out) if args.out else book_root()
+    folder = where / "_build" / "html" / "notebooks"
+    if args.notebooks_only:
+        if args.copy == "default":
+            raise MbutilsError("book --notebooks-only: give --copy students or --copy instructors")
+        from mbutils.build.student_notebooks import write_notebooks
+
+        written, archive = write_notebooks(args.copy, folder)
+        print(f"wrote {len(written)} {args.copy}' notebooks and {archive}", file=sys.stderr)
+        return 0
     proc = build_book(args.copy, args.out, execution_cache=args.execution_cache)
     if proc.returncode == 0:
-        where = Path(args.out) if args.out else Path(".")
         print(f"built the {args.copy} copy: {where / '_build' / 'html' / 'index.html'}", file=sys.stderr)
+        if args.copy != "default":
+            print(f"its notebooks, and their zip to hand out: {folder}", file=sys.stderr)
     return proc.returncode
 
 
