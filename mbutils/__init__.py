@@ -36,6 +36,7 @@ _PUBLIC = {
     "build_micro": ("results.microbench", "build_micro"),
     "score": ("results.scoring", "score"),
     "load_micro": ("results.micro_shipped", "load_micro"),
+    "shipped_micro_table": ("results.micro_table", "shipped_micro_table"),
     "make_selector": ("methods.selectors", "make_selector"),
     "selector_names": ("methods.selectors", "selector_names"),
     "Selector": ("methods.selectors", "Selector"),
