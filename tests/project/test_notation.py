@@ -32,8 +32,9 @@ LOCAL = {
     "F": {"sel_diversity": "the monomials evaluated at the items"},
     "B": {"data": "the number of benchmarks a bundle's models are spread over"},
     r"\ell": {"data": "a benchmark's index in that sum"},
-    "X": {"measures": "a count of correct answers", "use_micro": "a model named in the example"},
-    "Y": {"use_micro": "a model named in the example"},
+    "X": {"measures": "the correct answers a random k-subset holds",
+          "use_micro": "the first model's discordant items a k-subset holds"},
+    "Y": {"use_micro": "the second model's discordant items a k-subset holds"},
     "r": {"synthetic": "a correlation"},
 }
 
