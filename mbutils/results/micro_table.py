@@ -65,8 +65,11 @@ def shipped_micro_table() -> pd.DataFrame:
     score interval: ``covered`` of ``held_out`` models (``coverage``, nan when not measured) at
     nominal ``coverage_level``, and its mean ``width`` in points.
 
+    Examples
+    --------
     >>> from mbutils import shipped_micro_table
-    >>> list(shipped_micro_table()["k"][:3])
-    [50, 100, 250]
+    >>> table = shipped_micro_table()
+    >>> list(table["k"][:3]), table.loc[0, "bundle"]
+    ([50, 100, 250], 'bbh-leaderboard')
     """
     return pd.DataFrame([_row(name) for name in shipped_names()])
