@@ -4,6 +4,7 @@ for the parser, a value of the wrong shape) is one message naming the file, neve
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from mbutils.base.errors import MbutilsError
@@ -36,3 +37,20 @@ def read_json(path: str | Path, error: type[MbutilsError] = MbutilsError, *, exp
     if expect is not None and not isinstance(value, expect):
         raise error(f"{path}: must hold {what}, not a JSON {type(value).__name__}")
     return value
+
+
+def json_text(value, *, indent: int = 2) -> str:
+    """``value`` as JSON text for a file: keys sorted, NaN and infinities written as null (JSON has
+    neither), numpy scalars as plain numbers, a final newline."""
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {str(k): clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        if hasattr(v, "item") and getattr(v, "shape", None) == ():  # a numpy scalar
+            return clean(v.item())
+        return v
+
+    return json.dumps(clean(value), indent=indent, sort_keys=True) + "\n"

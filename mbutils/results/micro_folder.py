@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import asdict
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import pandas as pd
 
 from mbutils.base.version import __version__
 from mbutils.base.errors import MbutilsError
+from mbutils.base.jsonfiles import json_text
 from mbutils.base.folders import check_output_folder, replace_folder
 from mbutils.base.jsonfiles import read_json
 from mbutils.base.tables import csv_safe, read_csv_table
@@ -50,18 +50,7 @@ class MicroFolderError(MbutilsError, ValueError):
 
 
 def _json(value) -> str:
-    def clean(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        if isinstance(v, np.generic):
-            return clean(v.item())
-        return v
-
-    return json.dumps(clean(value), indent=2, sort_keys=True) + "\n"
+    return json_text(value, indent=2)
 
 
 def _sha(path: Path) -> str:

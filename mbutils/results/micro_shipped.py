@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import asdict, fields
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.errors import MbutilsError
+from mbutils.base.jsonfiles import json_text
 from mbutils.base.tables import csv_safe, read_csv_table
 
 #: The package data: one folder per shipped micro-benchmark.
@@ -73,18 +73,7 @@ def _num(value) -> float:
 # -- storing a build -----------------------------------------------------------------------------
 
 def _dumps(value) -> str:
-    def clean(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if isinstance(v, dict):
-            return {str(k): clean(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [clean(x) for x in v]
-        if isinstance(v, np.generic):
-            return clean(v.item())
-        return v
-
-    return json.dumps(clean(value), indent=1, sort_keys=True) + "\n"
+    return json_text(value, indent=1)
 
 
 def freeze(built, folder: Path) -> None:
