@@ -16,7 +16,8 @@ def _shipped_parser(sub, common) -> None:
                        "reliable at that size (build-micro --selector auto). `score NAME LOGS` scores with one "
                        "directly; `micro export NAME --out DIR` writes it as a folder with lm-evaluation-harness "
                        "tasks for this installation.")
-    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION",
+                               help="list, show, export or rebuild the shipped micro-benchmarks")
     one = actions.add_parser("list", parents=[common], formatter_class=_Formatter,
                              help="one line per shipped micro-benchmark")
     one.add_argument("--format", choices=["text", "json"], default="text", help="output format")

@@ -153,7 +153,7 @@ def export_shipped(name: str, out, *, force: bool = False) -> Path:
 
 
 def load_micro(name: str):
-    """A shipped micro-benchmark as a read, checked folder (:class:`~mbutils.results.micro_folder.MicroFolder`),
+    """A shipped micro-benchmark as a read, checked folder (a ``MicroFolder``, as ``read_micro`` returns),
     written once into the cache and reused.
 
     Examples

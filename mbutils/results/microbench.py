@@ -254,7 +254,7 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
     selector : str or Selector
         A registered name or a selector object (adaptive selectors are refused), or ``"auto"``: the
         method the book's paired noise rule finds most reliable at ``k`` on the pool
-        (:func:`mbutils.results.micro_choice.choose_selector`; the card records why).
+        (``mbutils.results.micro_choice.choose_selector``; the card records why).
     k : int
         Items in the micro-benchmark (1 to N).
     seed : int, default 0
