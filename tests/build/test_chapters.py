@@ -126,7 +126,8 @@ def test_chapter_executes_with_every_figure(executed, chapter, variant):
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert "parameters" in code[0].metadata.get("tags", [])
     figure_cells = [c for c in code if "figure" in c.metadata.get("tags", [])]
-    assert figure_cells, f"{chapter} has no figure cell"
+    # micro_shipped reads stored cards (no experiment to picture): its tables are its content
+    assert figure_cells or chapter == "micro_shipped", f"{chapter} has no figure cell"
     for cell in code:
         for output in cell.get("outputs", []):
             assert output.output_type != "error", f"{chapter}: error in cell {cell.execution_count}"
