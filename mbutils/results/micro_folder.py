@@ -78,11 +78,11 @@ def _present(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.name != MANIFEST and not p.is_dir())
 
 
-def _write_files(built, root: Path, tasks_dir) -> None:
+def write_estimator_files(built, root: Path, params_format: str = "%.17g") -> dict:
+    """Write what a build's estimate needs beside its items (IRT item parameters, the pool, the
+    calibration) into ``root``; returns the estimator's state as the folder's JSON records it.
+    One writer for a micro folder and a shipped micro-benchmark, so the two cannot drift."""
     micro = built.micro
-    chosen = micro.items
-    csv_safe(pd.DataFrame({"item": built.items[chosen], "subtask": built.subtasks[chosen], "weight": micro.weights})) \
-        .to_csv(root / "items.csv", index=False, float_format="%.17g")
     state = {"kind": "weighted_mean", "reads": micro.reads}
     if isinstance(micro, IRTMicroBenchmark):
         state = {"kind": "irt", "reads": "correct", "estimator": micro.estimator,
@@ -90,9 +90,18 @@ def _write_files(built, root: Path, tasks_dir) -> None:
         params = pd.DataFrame(micro.item_a, columns=[f"a_{d}" for d in range(micro.item_a.shape[1])])
         params.insert(0, "b", micro.item_b)
         params.insert(0, "item", built.items)
-        csv_safe(params).to_csv(root / "item_params.csv", index=False, float_format="%.17g")
+        csv_safe(params).to_csv(root / "item_params.csv", index=False, float_format=params_format)
     csv_safe(built.pool).to_csv(root / "pool.csv", index=False, float_format="%.17g")
     csv_safe(built.calibration).to_csv(root / "calibration.csv", index=False, float_format="%.17g")
+    return state
+
+
+def _write_files(built, root: Path, tasks_dir) -> None:
+    micro = built.micro
+    chosen = micro.items
+    csv_safe(pd.DataFrame({"item": built.items[chosen], "subtask": built.subtasks[chosen], "weight": micro.weights})) \
+        .to_csv(root / "items.csv", index=False, float_format="%.17g")
+    state = write_estimator_files(built, root)
     export = export_micro(root / "lm_eval", built, tasks_dir)
     meta = {"format": FORMAT, "bundle": built.bundle, "bundle_hash": built.bundle_hash, "n_items": len(built.items),
             "selector": built.selector, "k": built.k, "estimator": state, "interval": built.interval, **export}

@@ -79,22 +79,13 @@ def _dumps(value) -> str:
 def freeze(built, folder: Path) -> None:
     """Store ``built`` (a BuiltMicro) in ``folder``: items, IRT parameters, pool, calibration, shipped.json."""
     from mbutils.base.version import __version__
-    from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark
+    from mbutils.results.micro_folder import write_estimator_files
 
     folder.mkdir(parents=True, exist_ok=True)
     micro = built.micro
     csv_safe(pd.DataFrame({"item": built.items[micro.items], "weight": micro.weights})) \
         .to_csv(folder / "items.csv", index=False, float_format="%.17g")
-    state = {"kind": "weighted_mean", "reads": micro.reads}
-    if isinstance(micro, IRTMicroBenchmark):
-        state = {"kind": "irt", "estimator": micro.estimator, "gp_lambda": micro.gp_lambda,
-                 "prior_sd_theta": micro.prior_sd_theta}
-        params = pd.DataFrame(micro.item_a, columns=[f"a_{d}" for d in range(micro.item_a.shape[1])])
-        params.insert(0, "b", micro.item_b)
-        params.insert(0, "item", built.items)
-        csv_safe(params).to_csv(folder / "item_params.csv", index=False, float_format="%.10g")
-    csv_safe(built.pool).to_csv(folder / "pool.csv", index=False, float_format="%.17g")
-    csv_safe(built.calibration).to_csv(folder / "calibration.csv", index=False, float_format="%.17g")
+    state = write_estimator_files(built, folder, params_format="%.10g")
     (folder / "shipped.json").write_text(_dumps({
         "format": FORMAT, "name": folder.name, "bundle": built.bundle, "bundle_hash": built.bundle_hash,
         "n_items": len(built.items), "k": built.k, "selector": built.selector, "selector_class": built.selector_class,
