@@ -31,6 +31,8 @@ STUB_TAG = "your-turn"
 YOUR_TURN = "Your turn"
 #: The folder of the built HTML that holds the notebooks (the students' pages link into it).
 NOTEBOOK_FOLDER = "notebooks"
+#: The line of a stub after which come the solution's checks (shown to the student on purpose).
+CHECKS_MARKER = "# --- the checks your answer must pass ---"
 ZIP_NAMES = {"students": "students-notebooks.zip", "instructors": "instructors-notebooks.zip"}
 
 _FENCE = r"^(?P<fence>`{3,}|:{3,})\{%s\}(?P<arg>[^\n]*)\n.*?^(?P=fence)[ \t]*$\n?"
@@ -113,7 +115,7 @@ def stub_source(label: str, title: str, sources: list[str]) -> str:
                "`...`, then delete this raise line to run the checks.")
     body = [*head, "...", f"raise NotImplementedError({message!r})"]
     if found:
-        body += ["", "# --- the checks your answer must pass ---", *found]
+        body += ["", CHECKS_MARKER, *found]
     return "\n".join(body)
 
 
