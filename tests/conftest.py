@@ -165,6 +165,10 @@ LANE_MODULES: dict[str, set[str]] = {
     # Indexes the installed harness's 14,000 task configs twice (its task index, then its TaskManager over
     # three exports of the shipped leaderboard bundles) and builds them (17 s alone).
     "results/test_lm_eval_export.py": {"slow"},
+    # Builds four difference (random_difference) micro-benchmarks of synthetic-gpqa, one with a leave-one-out
+    # calibration of 390 folds, and reads an edited copy of a folder thirteen times (18 s alone, 7 s of it the
+    # harness's task index that the session's first written folder builds).
+    "results/test_micro_difference.py": {"slow"},
 }
 
 #: Single tests (module, name; ``Class::name`` for a method) -> markers. A name without

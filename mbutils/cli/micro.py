@@ -59,7 +59,9 @@ def _micro_parsers(sub, common) -> None:
                        "of the bundle but those of --exclude-models, and write a folder: the items with their "
                        "weights, the estimator's state, provenance, the calibration of its interval "
                        "(cross-fitted held-out errors of the pool's models; none for random sampling, whose "
-                       "interval is exact), a reliability card (MDAD at this k from a protocol run, random "
+                       "interval is exact), for random_difference (a uniform sample read by the cross-fitted "
+                       "difference estimator) the pool's 0/1 answers on every item, which its estimate reads "
+                       "(pool_answers.csv), a reliability card (MDAD at this k from a protocol run, random "
                        "sampling's, share of the pool's pairs it separates, coverage of its interval on held-out "
                        "models) as card.json and in words as card.md, and lm-evaluation-harness tasks that run "
                        "only the chosen documents: <harness task>_micro per harness task the items come from "
@@ -68,7 +70,8 @@ def _micro_parsers(sub, common) -> None:
                        "Written whole or not at all.")
     p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
     p.add_argument("--selector", required=True,
-                   help="a selector name (not an adaptive one), or auto: the method the book's paired noise rule "
+                   help="a selector name (not an adaptive one; random_difference is written with the pool's answers, "
+                   "random_regression is refused), or auto: the method the book's paired noise rule "
                    "finds most reliable at --k on the pool (lowest MDAD if beyond the noise lower than random "
                    "sampling's, else random sampling), with the reason printed and written in the card")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -94,10 +97,12 @@ def _micro_parsers(sub, common) -> None:
                        description="Score new models with a micro-benchmark folder from their lm-eval "
                        "samples_*.jsonl logs (of the original task or of the exported micro tasks) or a "
                        "bundle-format responses.csv. Interval: for uniform random sampling (plain mean) the "
-                       "exact finite-population (hypergeometric) interval; for every other selector an "
-                       "empirical interval from the cross-fitted held-out errors of the pool's models "
-                       "(cross-fitted, CV+-like: its coverage is measured, not guaranteed). A pool model is distinguishable when the accuracies differ "
-                       "by at least the card's MDAD.")
+                       "exact finite-population (hypergeometric) interval; for random_difference a normal "
+                       "interval from the cross-fitted residuals of the difference estimator (its own variance); "
+                       "for every other selector an empirical interval from the cross-fitted held-out errors of the "
+                       "pool's models (cross-fitted, CV+-like). Only the exact interval's coverage is guaranteed; "
+                       "the others' is measured on held-out models (card.md). The output names the interval. A pool "
+                       "model is distinguishable when the accuracies differ by at least the card's MDAD.")
     p.add_argument("folder", help="micro-benchmark folder written by build-micro, or the name of a shipped one "
                    "(python -m mbutils micro list)")
     p.add_argument("files", nargs="+", help="samples_*.jsonl files (or folders of them), or responses.csv files")

@@ -19,6 +19,12 @@ from scipy.stats import norm
 MIN_ITEMS = 4
 
 
+def default_neighbours(n_sources: int) -> int:
+    """The neighbours ``knn_predictions`` averages by default: a fifth of the sources, at least 5
+    (all of them when there are fewer)."""
+    return min(int(n_sources), max(5, int(n_sources) // 5))
+
+
 def knn_predictions(source_correct: np.ndarray, target_answers: np.ndarray, on: np.ndarray,
                     neighbours: int | None = None) -> np.ndarray:
     """Each target's predicted probability of answering every item right, from the source models that
@@ -30,7 +36,7 @@ def knn_predictions(source_correct: np.ndarray, target_answers: np.ndarray, on: 
     sources = np.asarray(source_correct, dtype=np.float64)
     answers = np.asarray(target_answers, dtype=np.float64)
     n_sources = sources.shape[0]
-    k = min(n_sources, max(5, n_sources // 5)) if neighbours is None else min(n_sources, int(neighbours))
+    k = default_neighbours(n_sources) if neighbours is None else min(n_sources, int(neighbours))
     block = sources[:, on]
     # squared distance between 0/1 vectors = number of disagreements
     distance = (answers ** 2).sum(1)[:, None] + (block ** 2).sum(1)[None, :] - 2 * answers @ block.T
@@ -49,6 +55,31 @@ def _fold_estimate(y: np.ndarray, known: np.ndarray, check: np.ndarray, predicti
     return total / n_items, residual
 
 
+def difference_residuals(y: np.ndarray, items: np.ndarray, folds: tuple[np.ndarray, np.ndarray],
+                         predict, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """The cross-fitted difference estimate of every target and its residuals on the sample.
+
+    Arguments as for :func:`difference_estimate`. Returns (estimate, residuals): residuals is targets x k,
+    the answers minus the predictions made from the other fold, the items of ``folds[1]`` first, then
+    those of ``folds[0]`` (the same order for every target, so two targets' residuals can be paired).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    estimates, residuals = [], []
+    for fit, check in (folds, folds[::-1]):
+        est, residual = _fold_estimate(y, items[fit], items[check], predict(items[fit]), n_items)
+        estimates.append(est)
+        residuals.append(residual)
+    return (estimates[0] + estimates[1]) / 2, np.concatenate(residuals, axis=1)
+
+
+def residual_variance(residuals: np.ndarray, n_items: int) -> np.ndarray:
+    """Variance of the mean of k cross-fitted residuals of a uniform sample of ``n_items``:
+    (1 - k/N) s^2 / k per row, s^2 the row's sample variance."""
+    residuals = np.asarray(residuals, dtype=np.float64)
+    k = residuals.shape[1]
+    return (1 - k / n_items) * residuals.var(axis=1, ddof=1) / k
+
+
 def difference_estimate(y: np.ndarray, items: np.ndarray, folds: tuple[np.ndarray, np.ndarray],
                         predict, n_items: int) -> tuple[np.ndarray, np.ndarray]:
     """Cross-fitted difference (AIPW-style) estimate of every target's accuracy over ``n_items`` items.
@@ -60,15 +91,8 @@ def difference_estimate(y: np.ndarray, items: np.ndarray, folds: tuple[np.ndarra
     variance is that of a sample mean of the cross-fitted residuals, (1 - k/N) s^2 / k, s^2 over both
     folds' residuals: the average's error is, to first order, the mean residual over the whole sample.
     """
-    y = np.asarray(y, dtype=np.float64)
-    estimates, residuals = [], []
-    for fit, check in (folds, folds[::-1]):
-        est, residual = _fold_estimate(y, items[fit], items[check], predict(items[fit]), n_items)
-        estimates.append(est)
-        residuals.append(residual)
-    pooled = np.concatenate(residuals, axis=1)
-    k = pooled.shape[1]
-    return (estimates[0] + estimates[1]) / 2, (1 - k / n_items) * pooled.var(axis=1, ddof=1) / k
+    estimate, residuals = difference_residuals(y, items, folds, predict, n_items)
+    return estimate, residual_variance(residuals, n_items)
 
 
 def normal_interval(estimate: np.ndarray, variance: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,6 @@
 """Intervals for a model's full-benchmark accuracy estimated from a micro-benchmark.
 
-Two constructions, chosen by how the micro-benchmark estimates:
+Three constructions, chosen by how the micro-benchmark estimates:
 
 * **Plain mean of a uniform random subset** (:func:`hypergeometric_interval`). The k items
   are drawn without replacement from the N items, so the model's count of correct answers
@@ -20,8 +20,13 @@ Two constructions, chosen by how the micro-benchmark estimates:
   coverage of at least 1 - 2 alpha in the worst case, and about the level in practice. The
   coverage is marginal (over models like the held-out ones) and is measured by simulation
   in ``benchmarks/coverage.py`` and in the chapter on using a micro-benchmark.
+* **The cross-fitted difference estimator** (``random_difference``; :func:`normal_interval`). It
+  estimates its own variance from its cross-fitted residuals on the k items, (1 - k/N) s^2 / k,
+  and the interval is the estimate plus or minus the normal quantile times its square root. Normal
+  and approximate (the variance is itself estimated from k residuals); its coverage is measured on
+  held-out models like the empirical interval's.
 
-Both are fractions in [0, 1]; callers show points.
+All are fractions in [0, 1]; callers show points.
 """
 
 from __future__ import annotations
@@ -136,3 +141,19 @@ def empirical_interval(estimates, errors, level: float = 0.9) -> np.ndarray:
     q_lo, q_hi = conformal_quantiles(errors, level)
     est = np.atleast_1d(np.asarray(estimates, dtype=np.float64))
     return np.clip(np.stack([est - q_hi, est - q_lo], axis=1), 0.0, 1.0)
+
+
+def normal_interval(estimates, variances, level: float = 0.9) -> np.ndarray:
+    """[est - z sd, est + z sd], z the normal quantile of ``level``, clipped to [0, 1]: the interval of the
+    difference estimator, whose variance comes from its cross-fitted residuals.
+
+    Examples
+    --------
+    >>> normal_interval([0.5], [0.0025], 0.9).round(4).tolist()
+    [[0.4178, 0.5822]]
+    """
+    from mbutils.methods.estimators import normal_interval as two_sided
+
+    low, high = two_sided(np.atleast_1d(np.asarray(estimates, dtype=np.float64)),
+                          np.atleast_1d(np.asarray(variances, dtype=np.float64)), _check_level(level))
+    return np.stack([low, high], axis=1)

@@ -81,25 +81,38 @@ def _reliability(card, k: int) -> list[str]:
 def _coverage(built, level: float) -> list[str]:
     coverage = built.card.coverage or {}
     lines = []
+    normal = built.interval == "normal"
     if built.interval == "hypergeometric":
         lines.append(f"- The {100 * level:g}% interval of `score` is exact for uniform random sampling (hypergeometric): "
                      "it covers a model's full-benchmark accuracy at least that often, for every accuracy.")
+    if normal:
+        lines.append(f"- The {100 * level:g}% interval of `score` is a normal interval from the cross-fitted residuals "
+                     "of the difference estimator: the estimate plus or minus the normal quantile times the standard "
+                     f"deviation the estimator gives a model from the spread of its residuals on the {built.k} items. "
+                     "It is approximate (that spread is itself estimated from the k items), so its coverage is "
+                     "measured below, not guaranteed.")
     calibration = coverage.get("calibration")
     if calibration:
-        lines.append(f"- Measured on the pool's models, each scored by a micro-benchmark built without it (cross-fitted, "
-                     f"{calibration['models']} models): the {100 * level:g}% interval covered {calibration['covered']} "
-                     f"of them ({_pct(calibration['covered'] / calibration['models'])}).")
+        own = ", with the variance that micro-benchmark's estimator gives it" if normal else ""
+        width = (f", mean width {calibration['width']:.1f} points" if isinstance(calibration.get("width"), (int, float))
+                 else "")
+        share = _pct(calibration["covered"] / calibration["models"])
+        lines.append(f"- Measured on the pool's models, each scored by a micro-benchmark built without it{own} "
+                     f"(cross-fitted, {calibration['models']} models): the {100 * level:g}% interval covered "
+                     f"{calibration['covered']} of them ({share}){width}.")
     excluded = coverage.get("excluded")
     if excluded:
+        scored = "this micro-benchmark" + (" with its variance for each" if normal else "")
         lines.append(f"- Measured on the {excluded['models']} models held out of the build (--exclude-models), scored "
-                     f"by this micro-benchmark: the {100 * level:g}% interval covered {excluded['covered']} of them "
+                     f"by {scored}: the {100 * level:g}% interval covered {excluded['covered']} of them "
                      f"({_pct(excluded['covered'] / excluded['models'])}), mean width {excluded['width']:.1f} points.")
     if built.interval != "hypergeometric" and not calibration:
         lines.append("- No coverage was measured: the pool was too small to hold models out.")
     width = coverage.get("width")
     if width is not None and math.isfinite(width):
-        lines.append(f"- A typical {100 * level:g}% interval (a model at the pool's median accuracy) is {width:.1f} "
-                     "points wide.")
+        typical = ("the median over the held-out models: its width depends on how well the pool predicts the model"
+                   if normal else "a model at the pool's median accuracy")
+        lines.append(f"- A typical {100 * level:g}% interval ({typical}) is {width:.1f} points wide.")
     return lines + [""]
 
 
@@ -164,6 +177,16 @@ def _harness(meta: dict) -> list[str]:
     return lines + [""]
 
 
+def _estimate(kind: str) -> str:
+    if kind == "hypergeometric":
+        return "the plain mean of the items"
+    if kind == "normal":
+        return ("the cross-fitted difference estimator: predictions on every item from the pool models that answer "
+                "the sampled items most like the model (their answers are in `pool_answers.csv`), corrected by the "
+                "mean residual on the sample")
+    return "the selector's estimator (weights or item parameters stored in this folder)"
+
+
 def card_markdown(built, meta: dict, level: float = 0.9) -> str:
     """The text of ``card.md`` for ``built`` (a BuiltMicro) and the ``micro.json`` record ``meta``."""
     n_items, k = len(built.items), built.k
@@ -174,8 +197,7 @@ def card_markdown(built, meta: dict, level: float = 0.9) -> str:
              f"{'s' if subtasks != 1 else ''}), listed with their weights in items.csv.",
              _chosen(built).rstrip("\n"),
              *([_choice(built.card)] if _choice(built.card) else []),
-             f"- **Estimate**: " + ("the plain mean of the items" if built.interval == "hypergeometric" else
-                                    "the selector's estimator (weights or item parameters stored in this folder)")
+             f"- **Estimate**: " + _estimate(built.interval)
              + "; run `python -m mbutils score` on a new model's results.", "",
              "## How reliable it is", ""]
     lines += _reliability(built.card, k)

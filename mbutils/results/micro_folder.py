@@ -3,11 +3,15 @@
 Files (all text, so a reader can inspect them):
 
 ``micro.json``        format, bundle and its content hash, selector, k, estimator state
-                      (kind, reads, IRT estimator, gp lambda, prior), interval kind, lm-eval tasks
+                      (kind, reads, IRT estimator, gp lambda, prior; the difference estimator's folds
+                      and neighbour rule), interval kind, lm-eval tasks
 ``items.csv``         item, subtask, weight: the chosen items (in the estimator's order)
 ``item_params.csv``   IRT selectors only: item, b, a_0 .. a_{D-1} for every item of the bundle
+``pool_answers.csv``  the difference estimator (``random_difference``) only: the pool's 0/1 answers on every
+                      item of the bundle, one row per pool model (:mod:`mbutils.results.micro_difference`)
 ``pool.csv``          model, accuracy: the models it learned from, with their full accuracy
-``calibration.csv``   model, fold, estimate, truth, error: cross-fitted held-out errors
+``calibration.csv``   model, fold, estimate, truth, error (and variance, for the difference estimator):
+                      cross-fitted held-out errors
 ``card.json``         the reliability card (MDAD with interval, random's, share separated, interval coverage)
 ``card.md``           the same card in words, for a person (:mod:`mbutils.results.micro_card`)
 ``provenance.json``   bundle, hash, selector and parameters, seed, excluded models, version, code
@@ -34,6 +38,7 @@ from mbutils.base.jsonfiles import read_json
 from mbutils.base.tables import csv_safe, read_csv_table
 from mbutils.base.fingerprint import code_fingerprint
 from mbutils.methods.selectors.base import MicroBenchmark
+from mbutils.methods.selectors.random_sampling import DifferenceMicroBenchmark
 from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark
 from mbutils.results.lm_eval_export import GROUP_FILE, export_micro
 from mbutils.results.micro_card import card_markdown
@@ -79,11 +84,16 @@ def _present(root: Path) -> list[str]:
 
 
 def write_estimator_files(built, root: Path, params_format: str = "%.17g") -> dict:
-    """Write what a build's estimate needs beside its items (IRT item parameters, the pool, the
-    calibration) into ``root``; returns the estimator's state as the folder's JSON records it.
-    One writer for a micro folder and a shipped micro-benchmark, so the two cannot drift."""
+    """Write what a build's estimate needs beside its items (IRT item parameters, the pool's answers of
+    the difference estimator, the pool, the calibration) into ``root``; returns the estimator's state as
+    the folder's JSON records it. One writer for a micro folder and a shipped micro-benchmark, so the
+    two cannot drift."""
     micro = built.micro
     state = {"kind": "weighted_mean", "reads": micro.reads}
+    if isinstance(micro, DifferenceMicroBenchmark):
+        from mbutils.results.micro_difference import write_pool_answers
+
+        state = write_pool_answers(built, root)
     if isinstance(micro, IRTMicroBenchmark):
         state = {"kind": "irt", "reads": "correct", "estimator": micro.estimator,
                  "gp_lambda": micro.gp_lambda, "prior_sd_theta": micro.prior_sd_theta}
@@ -208,9 +218,13 @@ def _csv(path: Path) -> pd.DataFrame:
         raise _fail(path, f"cannot be read as a table ({type(err).__name__})") from None
 
 
-def _estimator(root: Path, meta: dict, items: pd.DataFrame) -> tuple[list[str], MicroBenchmark]:
+def _estimator(root: Path, meta: dict, items: pd.DataFrame, pool: pd.DataFrame) -> tuple[list[str], MicroBenchmark]:
     """The item names of the estimator's index space and the estimator the folder describes."""
     state = meta["estimator"]
+    if state["kind"] == "difference":
+        from mbutils.results.micro_difference import read_difference
+
+        return read_difference(root, meta, items, pool, _fail)
     if state["kind"] == "irt":
         params = _csv(root / "item_params.csv")
         names = params["item"].astype(str).tolist()
@@ -310,12 +324,13 @@ def _check_group(root: Path, meta: dict, path: Path, loader) -> None:
         raise _fail(path, "is not the group build-micro writes (its name, tasks or aggregation differ from micro.json)")
 
 
-def _check_values(root: Path, meta: dict, items: pd.DataFrame, micro: MicroBenchmark, pool: pd.DataFrame,
-                  card: dict) -> None:
+def _check_values(root: Path, meta: dict, items: pd.DataFrame, micro: MicroBenchmark, card: dict) -> None:
     """Numbers an edited folder could hold and no build writes: each refused, naming its file."""
-    if meta["interval"] not in ("hypergeometric", "empirical"):
-        raise _fail(root / "micro.json", f"interval {str(meta['interval'])[:30]!r} is neither 'hypergeometric' nor "
-                    "'empirical'")
+    if meta["interval"] not in ("hypergeometric", "empirical", "normal"):
+        raise _fail(root / "micro.json", f"interval {str(meta['interval'])[:30]!r} is not 'hypergeometric', "
+                    "'empirical' or 'normal'")
+    if (meta["interval"] == "normal") != isinstance(micro, DifferenceMicroBenchmark):
+        raise _fail(root / "micro.json", "the 'normal' interval goes with the difference estimator, and only with it")
     k, n = meta["k"], meta["n_items"]
     if not (isinstance(k, int) and isinstance(n, int) and 1 <= k <= n and k == micro.size == len(items)):
         raise _fail(root / "micro.json", f"k = {str(k)[:20]} and n_items = {str(n)[:20]} do not fit its "
@@ -325,9 +340,6 @@ def _check_values(root: Path, meta: dict, items: pd.DataFrame, micro: MicroBench
     weights = np.asarray(micro.weights, dtype=float)
     if not np.isfinite(weights).all() or (weights < 0).any():
         raise _fail(root / "items.csv", "holds a weight that is negative or not a number")
-    accuracy = pd.to_numeric(pool.get("accuracy", pd.Series(dtype=float)), errors="coerce").to_numpy(float)
-    if "model" not in pool or not ((accuracy >= 0) & (accuracy <= 1)).all():
-        raise _fail(root / "pool.csv", "needs the columns model and accuracy, every accuracy between 0 and 1")
     mdad = card.get("mdad")
     if not (isinstance(mdad, (int, float)) and (np.isnan(mdad) or 0 <= mdad <= 100)) \
             or not isinstance(card.get("threshold"), (int, float)) or not 0 < card["threshold"] <= 1:
@@ -348,8 +360,12 @@ def read_micro(folder: str | Path) -> MicroFolder:
     absent = [key for key in ("bundle", "n_items", "k", "interval", "estimator") if key not in meta]
     if absent:
         raise _fail(root / "micro.json", f"lacks {', '.join(absent)}")
+    pool = _csv(root / "pool.csv")
+    accuracy = pd.to_numeric(pool.get("accuracy", pd.Series(dtype=float)), errors="coerce").to_numpy(float)
+    if "model" not in pool or not ((accuracy >= 0) & (accuracy <= 1)).all():
+        raise _fail(root / "pool.csv", "needs the columns model and accuracy, every accuracy between 0 and 1")
     try:
-        names, micro = _estimator(root, meta, items := _csv(root / "items.csv"))
+        names, micro = _estimator(root, meta, items := _csv(root / "items.csv"), pool)
     except MicroFolderError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
@@ -357,7 +373,6 @@ def read_micro(folder: str | Path) -> MicroFolder:
                     f"({type(err).__name__}: {str(err)[:80]})") from None
     card = {key: (np.nan if value is None and key not in ("protocol", "note", "coverage") else value)
             for key, value in card.items()}
-    pool = _csv(root / "pool.csv")
-    _check_values(root, meta, items, micro, pool, card)
+    _check_values(root, meta, items, micro, card)
     _check_export(root, meta)
     return MicroFolder(root, meta, items, micro, names, pool, _csv(root / "calibration.csv"), card, provenance)

@@ -110,7 +110,12 @@ def thaw(name: str):
     index = pd.Index(bench.items.astype(str)).get_indexer(items["item"].astype(str))
     weights = items["weight"].to_numpy(np.float64)
     state = rec["estimator"]
-    if state["kind"] == "irt":
+    pool = read_csv_table(folder / "pool.csv", ("model",))
+    if state["kind"] == "difference":  # the pool's answers are stored beside it (pool_answers.csv)
+        from mbutils.results.micro_difference import read_difference
+
+        _, micro = read_difference(folder, rec, items, pool, lambda path, what: ShippedError(f"{path}: {what}"))
+    elif state["kind"] == "irt":
         params = read_csv_table(folder / "item_params.csv", ("item",))
         a = params[[c for c in params.columns if c.startswith("a_")]].to_numpy(np.float64)
         micro = IRTMicroBenchmark(items=index, weights=weights, item_a=a, item_b=params["b"].to_numpy(np.float64),
@@ -120,7 +125,6 @@ def thaw(name: str):
         micro = MicroBenchmark(items=index, weights=weights, reads=state["reads"])
     floats = {f.name for f in fields(Card) if f.type in ("float", float)}
     card = Card(**{key: (np.nan if key in floats and value is None else value) for key, value in rec["card"].items()})
-    pool = read_csv_table(folder / "pool.csv", ("model",))
     calibration = read_csv_table(folder / "calibration.csv", ("model",))
     if calibration.empty:
         calibration = pd.DataFrame(columns=["model", "fold", "estimate", "truth", "error"])

@@ -11,7 +11,10 @@ minus any held out) as sources, through the same seeded path as the experiment
   micro-benchmark built, exactly as the final one, from the other folds. These are errors on
   models the selection never saw, on the same N items at the same k, which is the situation
   of a new model (:func:`mbutils.results.intervals.empirical_interval`). Uniform random
-  sampling needs none: its interval is exact (hypergeometric);
+  sampling needs none: its interval is exact (hypergeometric). The difference estimator
+  (``random_difference``) has an interval of its own, normal with the variance it estimates
+  from its cross-fitted residuals; its calibration (with that variance per model) measures
+  how often that interval covers;
 * the **reliability card**: the MDAD at this k with its 95% interval from a protocol run of
   the selector on the pool (:func:`run_experiment`, cached), the planner's MDAD for random
   sampling under the same protocol, and the share of the pool's model pairs whose gap is at
@@ -37,14 +40,16 @@ from mbutils.data.benchmark import Benchmark
 from mbutils.methods.protocol import Protocol, fit_to_pool
 from mbutils.methods.runs import seeded_choices, single_threaded, source_data
 from mbutils.methods.selectors.base import MicroBenchmark, Selector
+from mbutils.methods.selectors.random_sampling import DifferenceMicroBenchmark, RegressionMicroBenchmark
 from mbutils.methods.selectors.spec import as_selector, selector_label
 from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark
 
 #: Fewer protocol runs than this make a card's MDAD and interval unreliable: the card says so.
 FEW_RUNS = 10
 
-#: Micro-benchmark classes a folder can hold: a fixed list of items (adaptive tests are not).
-FIXED = (MicroBenchmark, IRTMicroBenchmark)
+#: Micro-benchmark classes a folder can hold: a fixed list of items (adaptive tests are not), read by
+#: weights, IRT item parameters, or the difference estimator with the pool's answers.
+FIXED = (MicroBenchmark, IRTMicroBenchmark, DifferenceMicroBenchmark)
 
 
 @dataclass(frozen=True)
@@ -78,9 +83,9 @@ class BuiltMicro:
     seed: int
     pool: pd.DataFrame           # model, accuracy (fractions) of the pool's models
     excluded: list[str]
-    calibration: pd.DataFrame    # model, fold, estimate, truth, error (fractions)
+    calibration: pd.DataFrame    # model, fold, estimate, truth, error (fractions); variance for "normal"
     card: Card
-    interval: str                # "hypergeometric" or "empirical"
+    interval: str                # "hypergeometric", "empirical" or "normal"
     extra: dict = field(default_factory=dict)
     harness: object = None       # what the bundle states of its harness documents (HarnessMap), or None
     path: Path | None = None     # the folder, when build_micro wrote one
@@ -91,10 +96,15 @@ class BuiltMicro:
         return self.micro.size
 
 
-def interval_kind(selector: Selector) -> str:
-    """Exact hypergeometric for uniform random sampling's plain mean, empirical otherwise."""
-    from mbutils.methods.selectors.random_sampling import RandomSampling
+def interval_kind(selector: Selector, k: int | None = None) -> str:
+    """Exact hypergeometric for uniform random sampling's plain mean; normal for the difference estimator
+    (``random_difference``, whose variance comes from its cross-fitted residuals; with fewer than 4 items,
+    ``k``, it is the plain mean, hence hypergeometric); empirical otherwise."""
+    from mbutils.methods.estimators import MIN_ITEMS
+    from mbutils.methods.selectors.random_sampling import RandomDifference, RandomSampling
 
+    if isinstance(selector, RandomDifference):
+        return "hypergeometric" if k is not None and k < MIN_ITEMS else "normal"
     return "hypergeometric" if type(selector) is RandomSampling else "empirical"
 
 
@@ -104,10 +114,11 @@ def _choose(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed
         source = source_data(bench.correct, bench.subtask_codes, bench.confidence, rows, np.arange(bench.n_items))
         _, chosen = seeded_choices(selector.clone(), source, [k], seed=seed, run=0)
     micro = chosen[int(k)]
-    if type(micro) not in FIXED and hasattr(micro, "source_correct"):
-        raise SelectorError(f"{selector.name}: its estimate reads the pool's answers at scoring time (a model-based "
-                            "estimator), which a micro-benchmark folder does not hold; build it with 'random' (the "
-                            "same items' plain mean) or run the estimator from the library")
+    if isinstance(micro, RegressionMicroBenchmark) or (type(micro) not in FIXED and hasattr(micro, "source_correct")):
+        raise SelectorError(f"{selector.name}: its estimate reads the pool's answers at scoring time through a model "
+                            "fitted then, which a micro-benchmark folder does not hold; build it with "
+                            "'random_difference' (a uniform sample read by the cross-fitted difference estimator, "
+                            "whose folder holds the pool's answers) or 'random' (the plain mean)")
     if type(micro) not in FIXED:
         raise SelectorError(f"{selector.name}: its items differ from model to model (an adaptive test), so it "
                             "cannot be written as one fixed micro-benchmark; choose a non-adaptive selector")
@@ -128,7 +139,8 @@ def _pool(bench: Benchmark, exclude) -> tuple[np.ndarray, list[str]]:
 
 def calibrate(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed: int,
               folds: int = 10) -> pd.DataFrame:
-    """Cross-fitted held-out errors of the pool's models (empty when the pool is too small)."""
+    """Cross-fitted held-out errors of the pool's models (empty when the pool is too small); for an
+    estimator that gives its own variance (the difference estimator), each model's ``variance`` too."""
     columns = ["model", "fold", "estimate", "truth", "error"]
     folds = min(int(folds), len(rows))
     need = 2 if selector.uses_sources else 0
@@ -138,10 +150,14 @@ def calibrate(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, se
     parts = []
     for f, held in enumerate(np.array_split(order, folds)):
         micro = _choose(selector, bench, np.setdiff1d(rows, held), k, seed + 1 + f)
-        est = micro.estimate(bench.correct[held], None if bench.confidence is None else bench.confidence[held])
+        extra = {}
+        if isinstance(micro, DifferenceMicroBenchmark):
+            est, extra["variance"] = micro.estimate_with_variance(bench.correct[held])
+        else:
+            est = micro.estimate(bench.correct[held], None if bench.confidence is None else bench.confidence[held])
         truth = bench.accuracy[held]
         parts.append(pd.DataFrame({"model": bench.models[held].astype(str), "fold": f, "estimate": est,
-                                   "truth": truth, "error": est - truth}))
+                                   "truth": truth, "error": est - truth, **extra}))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -207,9 +223,12 @@ def interval_coverage(bench: Benchmark, micro, kind: str, calibration: pd.DataFr
 
     ``calibration``: each cross-fitted pool model against the interval from the other models' errors
     (leave one out); ``excluded``: the models held out of the build, scored by ``micro``. ``width``: the
-    interval of a model at the pool's median accuracy, in points."""
+    interval of a model at the pool's median accuracy, in points. For the ``"normal"`` interval see
+    ``normal_coverage``."""
     from mbutils.results.intervals import conformal_quantiles, empirical_interval, hypergeometric_interval
 
+    if kind == "normal":
+        return normal_coverage(bench, micro, calibration, excluded_rows, level)
     k, n = int(micro.size), bench.n_items
     errors = calibration["error"].to_numpy(np.float64) if len(calibration) else np.zeros(0)
 
@@ -240,6 +259,38 @@ def interval_coverage(bench: Benchmark, micro, kind: str, calibration: pd.DataFr
     return out
 
 
+def normal_coverage(bench: Benchmark, micro, calibration: pd.DataFrame, excluded_rows: np.ndarray,
+                    level: float = 0.9) -> dict:
+    """Coverage of the difference estimator's normal interval at ``level`` on held-out models, and its width.
+
+    ``calibration``: each cross-fitted pool model against the normal interval of the micro-benchmark built
+    without it (its estimate and that micro-benchmark's variance); ``excluded``: the models held out of the
+    build, scored by ``micro`` with its variance. Each holds ``width``, the mean width in points; ``width``
+    is the median width over the held-out models (the cross-fitted ones, else the excluded ones), since the
+    width depends on how well the pool predicts a model, not only on its accuracy."""
+    from mbutils.results.intervals import normal_interval
+
+    out: dict = {"level": level, "calibration": None, "excluded": None}
+    widths = np.zeros(0)
+
+    def measure(est, var, truth) -> tuple[dict, np.ndarray]:
+        box = normal_interval(est, var, level)
+        inside = (box[:, 0] - 1e-12 <= truth) & (truth <= box[:, 1] + 1e-12)
+        width = 100 * (box[:, 1] - box[:, 0])
+        return {"models": int(len(truth)), "covered": int(inside.sum()), "width": float(width.mean())}, width
+
+    if len(calibration) and "variance" in calibration:
+        out["calibration"], widths = measure(calibration["estimate"].to_numpy(np.float64),
+                                             calibration["variance"].to_numpy(np.float64),
+                                             calibration["truth"].to_numpy(np.float64))
+    if len(excluded_rows):
+        est, var = micro.estimate_with_variance(bench.correct[excluded_rows])
+        out["excluded"], width = measure(est, var, bench.accuracy[excluded_rows])
+        widths = widths if len(widths) else width
+    out["width"] = float(np.median(widths)) if len(widths) else float("nan")
+    return out
+
+
 @renamed_keywords(bench="benchmark")
 def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclude=None, runs: int = 20,
                 threshold: float = 0.8, folds: int = 10, jobs: int = 1, progress: bool = False,
@@ -254,7 +305,11 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
     selector : str or Selector
         A registered name or a selector object (adaptive selectors are refused), or ``"auto"``: the
         method the book's paired noise rule finds most reliable at ``k`` on the pool
-        (``mbutils.results.micro_choice.choose_selector``; the card records why).
+        (``mbutils.results.micro_choice.choose_selector``; the card records why). ``"random_difference"``
+        (:class:`~mbutils.RandomDifference`, a uniform sample read by the cross-fitted difference
+        estimator) is written with the pool's answers on every item (``pool_answers.csv``), which its
+        estimate reads, and gets a normal interval from its own variance; ``"random_regression"`` is
+        refused (its regression is fitted at scoring time).
     k : int
         Items in the micro-benchmark (1 to N).
     seed : int, default 0
@@ -267,7 +322,8 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
     threshold : float, default 0.8
         Agreement the card's MDAD must reach.
     folds : int, default 10
-        Folds of the pool for the cross-fitted calibration (not used by random sampling).
+        Folds of the pool for the cross-fitted calibration (not used by random sampling, whose interval
+        is exact).
     jobs : int, default 1
         Workers of the protocol run.
     progress : bool, default False
@@ -323,8 +379,8 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
         raise ProtocolError(f"{selector.name} learns from source models, and the pool has {len(rows)}; "
                             "exclude fewer models")
     micro = _choose(selector, benchmark, rows, k, seed)
-    kind = interval_kind(selector)
-    calibration = calibrate(selector, benchmark, rows, k, seed, folds) if kind == "empirical" else \
+    kind = interval_kind(selector, k)
+    calibration = calibrate(selector, benchmark, rows, k, seed, folds) if kind != "hypergeometric" else \
         pd.DataFrame(columns=["model", "fold", "estimate", "truth", "error"])
     pool = pool_benchmark(benchmark, rows)
     card = reliability_card(selector, pool, k, runs=runs, seed=seed, threshold=threshold, jobs=jobs,

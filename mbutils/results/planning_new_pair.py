@@ -7,9 +7,13 @@ correctly, and if not, how many more items would? The answer rests on two number
 * their **estimated difference** Δ̂: the micro-benchmark's estimate of A minus B's;
 * the micro-benchmark's **noise for a difference**, σ. For uniform random sampling it is exact given
   the pair: the k items are a random sample of the N, so σ² = s²/k · (N-k)/(N-1), s² the variance of
-  the per-item difference (estimated on the k items). For every other selector it is measured on the
-  pool: the cross-fitted held-out errors of ``calibration.csv``, differenced between every two models
-  scored by the same fold's micro-benchmark (σ² the mean squared difference of their errors).
+  the per-item difference (estimated on the k items). For the difference estimator (interval
+  ``"normal"``) it is the estimator's own variance, for the pair: the two models' cross-fitted
+  residuals on the k items are paired item by item, σ² = (1 - k/N) s_r²/k, s_r² the variance of their
+  difference (the two models' own variances would ignore that their residuals move together). For
+  every other selector it is measured on the pool: the cross-fitted held-out errors of
+  ``calibration.csv``, differenced between every two models scored by the same fold's
+  micro-benchmark (σ² the mean squared difference of their errors).
 
 The probability of the right order is Φ(|Δ̂|/σ), reading Δ̂ as the true difference (the plug-in
 assumption, stated in the output). More items: uniformly random items from the rest of the benchmark,
@@ -136,6 +140,18 @@ def new_pair_power(folder, model_a: str, model_b: str, paths=(), *, threshold: f
         sigma = math.sqrt(max(s2, 0.0) / k * (n - k) / max(n - 1, 1))
         how = (f"random sampling: the pair's per-item difference on the {k} items (variance {s2:.3f}), "
                "finite-population corrected")
+    elif folder.meta["interval"] == "normal":
+        from mbutils.methods.estimators import residual_variance
+
+        _, residuals = micro.residuals(rows)
+        sigma = math.sqrt(max(float(residual_variance(residuals[[0]] - residuals[[1]], n)[0]), 0.0))
+        how = (f"the difference estimator's variance for the pair: the two models' cross-fitted residuals on the {k} "
+               "items, paired item by item, finite-population corrected")
+        assumptions.append("the difference's noise is the estimator's variance from the paired cross-fitted residuals "
+                           "(not measured on the pool)")
+        if "pool" in sources.values():
+            assumptions.append("a pool model's own answers are among those the estimator predicts from, so its "
+                               "estimate and residuals are in-sample")
     else:
         sigma, pairs = fold_pair_noise(folder.calibration)
         if not math.isfinite(sigma):

@@ -11,9 +11,15 @@ Interval (``level``, default 90%), see :mod:`mbutils.results.intervals`:
 
 * uniform random sampling (plain mean): the exact finite-population (hypergeometric)
   interval for the model's accuracy on all N items;
+* uniform random sampling read by the cross-fitted difference estimator (``random_difference``):
+  a normal interval, the estimate plus or minus the normal quantile times the standard deviation
+  the estimator gives from its cross-fitted residuals on the k items (the pool's answers it reads
+  are in ``pool_answers.csv``); approximate, its coverage on held-out models is on the card;
 * every other selector: the empirical interval from the cross-fitted held-out errors of
   the pool's models stored in the folder (``calibration.csv``): a cross-fitted interval in the
   spirit of CV+, whose coverage is marginal and measured, not guaranteed at the level.
+
+The text and JSON outputs name the interval (``INTERVALS``).
 
 A pool model is *distinguishable* from the new model when their accuracies differ by at
 least the card's MDAD: at such gaps the micro-benchmark orders a pair correctly at least
@@ -36,10 +42,15 @@ import pandas as pd
 
 from mbutils.base.errors import MbutilsError
 from mbutils.base.validation import unsafe_names
-from mbutils.results.intervals import empirical_interval, hypergeometric_interval
+from mbutils.results.intervals import empirical_interval, hypergeometric_interval, normal_interval
+from mbutils.results.micro_difference import DESCRIPTION
 from mbutils.results.micro_folder import MicroFolder, read_micro
 
 _LISTED = 5
+#: Interval kind (micro.json's ``interval``) -> what it is, in the words of the outputs.
+INTERVALS = {"hypergeometric": "exact finite-population (hypergeometric) interval",
+             "empirical": "empirical interval from held-out errors of the pool's models",
+             "normal": DESCRIPTION}
 
 
 class ScoreError(MbutilsError, ValueError):
@@ -319,8 +330,10 @@ def score(folder, paths, *, level: float = 0.9, metric: str | None = None,
     paths : sequence of str or Path
         lm-eval ``samples_*.jsonl`` logs (or folders of them), or ``responses.csv`` files.
     level : float, default 0.9
-        Level of the interval: exact hypergeometric for uniform random sampling, empirical
-        (cross-fitted held-out errors, a CV+-like interval) for every other selector.
+        Level of the interval: exact hypergeometric for uniform random sampling; normal, from the
+        variance of its cross-fitted residuals, for the difference estimator (``random_difference``,
+        :class:`~mbutils.RandomDifference`); empirical (cross-fitted held-out errors, a CV+-like
+        interval) for every other selector.
     metric : str, optional
         The lm-eval metric read as correctness; by default the one the micro-benchmark's bundle was
         built on (``acc_norm`` for the leaderboard's GPQA and BBH), else ``acc``.
@@ -330,7 +343,8 @@ def score(folder, paths, *, level: float = 0.9, metric: str | None = None,
     Returns
     -------
     pandas.DataFrame
-        One row per model: model, estimate, low, high (points), level, interval (its kind),
+        One row per model: model, estimate, low, high (points), level, interval (its kind:
+        ``"hypergeometric"``, ``"normal"`` or ``"empirical"``),
         above, below, indistinguishable (lists of pool models), mdad (points, NaN when the
         card has none) and metric (the lm-eval metric read; None for a responses.csv).
 
@@ -356,11 +370,16 @@ def score(folder, paths, *, level: float = 0.9, metric: str | None = None,
                          "the model's confidence in the gold answer, which these results lack; give lm-eval logs "
                          "of a multiple-choice task, or build the micro-benchmark with a 0/1 variant "
                          "(e.g. anchor_points_binary)")
-    estimate = micro.estimate(answers.correct, answers.confidence)
-    if micro_folder.meta["interval"] == "hypergeometric":
+    kind = micro_folder.meta["interval"]
+    if kind == "normal":  # the difference estimator: the variance of its own cross-fitted residuals
+        estimate, variance = micro.estimate_with_variance(answers.correct)
+        bounds = normal_interval(estimate, variance, level)
+    elif kind == "hypergeometric":
+        estimate = micro.estimate(answers.correct, answers.confidence)
         hits = np.rint(answers.correct[:, micro.items].sum(1)).astype(np.int64)
         bounds = hypergeometric_interval(hits, micro_folder.k, micro_folder.n_items, level)
     else:
+        estimate = micro.estimate(answers.correct, answers.confidence)
         errors = micro_folder.calibration["error"].to_numpy(np.float64) if len(micro_folder.calibration) else []
         bounds = empirical_interval(estimate, errors, level)
     mdad = float(micro_folder.card.get("mdad", np.nan))
@@ -371,7 +390,7 @@ def score(folder, paths, *, level: float = 0.9, metric: str | None = None,
         gap = est - acc
         sure = np.isfinite(mdad) & (np.abs(gap) >= mdad)
         rows.append({"model": name, "estimate": float(est), "low": float(low), "high": float(high),
-                     "level": float(level), "interval": micro_folder.meta["interval"], "mdad": mdad,
+                     "level": float(level), "interval": kind, "mdad": mdad,
                      "metric": answers.metric,
                      "above": pool["model"][sure & (gap > 0)].tolist(),
                      "below": pool["model"][sure & (gap < 0)].tolist(),
@@ -386,14 +405,14 @@ def format_scores(table: pd.DataFrame, folder: MicroFolder, fmt: str = "text", g
     metric = table["metric"].iloc[0] if "metric" in table and len(table) else None
     if fmt == "json":
         out = {row.model: {"estimate": round(row.estimate, 4), "interval": [round(row.low, 4), round(row.high, 4)],
-                           "level": row.level, "interval_kind": row.interval, "metric": row.metric,
+                           "level": row.level, "interval_kind": row.interval,
+                           "interval_method": INTERVALS.get(row.interval), "metric": row.metric,
                            "mdad": None if not np.isfinite(row.mdad) else row.mdad,
                            "above": row.above, "below": row.below, "indistinguishable": row.indistinguishable}
                for row in table.itertuples()}
         return json.dumps(out, indent=2) + "\n"
-    how = ("exact finite-population (hypergeometric) interval" if folder.meta["interval"] == "hypergeometric"
-           else "empirical interval from held-out errors of the pool's models")
-    if folder.meta["interval"] != "hypergeometric" and len(folder.calibration) == 0:
+    how = INTERVALS[folder.meta["interval"]]
+    if folder.meta["interval"] == "empirical" and len(folder.calibration) == 0:
         how += (" (none stored: the pool was too small to hold models out, so the interval is the whole "
                 "range; build from a larger pool)")
     lines = [f"Micro-benchmark of {folder.meta['bundle']!r}: {folder.meta['selector']}, {folder.k} of "

@@ -200,13 +200,21 @@ class DifferenceMicroBenchmark(MicroBenchmark):
         object.__setattr__(self, "source_correct", np.asarray(source_correct))
         object.__setattr__(self, "folds", folds)
 
-    def estimate_with_variance(self, correct: np.ndarray, confidence=None) -> tuple[np.ndarray, np.ndarray]:
-        """(estimate, variance) per target; the variance bounds that of the estimate (see the estimator)."""
-        from mbutils.methods.estimators import difference_estimate, knn_predictions
+    def residuals(self, correct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(estimate, cross-fitted residuals on the k items, targets x k) per target; the residuals of two
+        targets are in the same item order, so their difference is the noise of the pair's difference."""
+        from mbutils.methods.estimators import difference_residuals, knn_predictions
 
         y = np.asarray(correct, dtype=np.float64)
         predict = lambda on: knn_predictions(self.source_correct, y[:, on], on)  # noqa: E731
-        return difference_estimate(y, self.items, self.folds, predict, y.shape[1])
+        return difference_residuals(y, self.items, self.folds, predict, y.shape[1])
+
+    def estimate_with_variance(self, correct: np.ndarray, confidence=None) -> tuple[np.ndarray, np.ndarray]:
+        """(estimate, variance) per target; the variance bounds that of the estimate (see the estimator)."""
+        from mbutils.methods.estimators import residual_variance
+
+        estimate, residuals = self.residuals(correct)
+        return estimate, residual_variance(residuals, np.asarray(correct).shape[1])
 
     def estimate(self, correct: np.ndarray, confidence=None) -> np.ndarray:
         return self.estimate_with_variance(correct)[0]
