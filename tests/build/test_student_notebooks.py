@@ -17,6 +17,7 @@ from mbutils.base.errors import ChapterError
 from mbutils.build.chapters import chapter_parameters, read_chapter, run_chapter
 from mbutils.build.publish import launch_cell
 from mbutils.build.student_notebooks import STUB_TAG, YOUR_TURN, computing_chapters, students_notebook, write_notebooks
+from test_chapters import params_for  # the chapters' small parameters: one table
 
 #: Computing chapters, found here independently of the module: a kernelspec and a gated solution.
 CHAPTERS = sorted(p.stem for p in (REPO / "chapters").glob("*.md")
@@ -140,9 +141,11 @@ def _first_stub(path: Path) -> tuple[int, str]:
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_a_students_notebook_runs_up_to_its_first_stub_and_stops_there(chapter, tmp_path, monkeypatch):
-    """Quick profile, three runs where the chapter has the parameter."""
+    """Quick profile, the small parameters of the chapters' synthetic runs (test_chapters): run
+    after them, the experiments before the first stub are read from the session's results cache."""
     written, _ = write_notebooks("students", tmp_path / "nb", [chapter])
-    params = {"runs": "3"} if "runs" in chapter_parameters(chapter) else {}
+    params = {key: str(value) for key, value in params_for(chapter).items()}
+    assert set(params) <= set(chapter_parameters(chapter)), "the small parameters are the chapter's own"
     with pytest.raises(ChapterError) as err:
         run_chapter(written[0], params, tmp_path / "out", profile="quick", html=False)
     index, label = _first_stub(written[0])
@@ -157,6 +160,7 @@ def test_a_students_notebook_runs_up_to_its_first_stub_and_stops_there(chapter, 
 
 def test_an_instructors_notebook_runs_to_completion(tmp_path):
     written, _ = write_notebooks("instructors", tmp_path / "nb", ["bench_gpqa"])
-    executed = run_chapter(written[0], {"runs": "3"}, tmp_path / "out", profile="quick", html=False)
+    params = {key: str(value) for key, value in params_for("bench_gpqa").items()}
+    executed = run_chapter(written[0], params, tmp_path / "out", profile="quick", html=False)
     nb = nbformat.read(executed, as_version=4)
     assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
