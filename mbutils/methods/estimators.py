@@ -31,7 +31,8 @@ def knn_predictions(source_correct: np.ndarray, target_answers: np.ndarray, on: 
     answer the items ``on`` most like it (the mean of the ``neighbours`` nearest sources' answers).
 
     ``source_correct``: sources x items (0/1); ``target_answers``: targets x len(on), the targets'
-    answers on the items ``on``. Returns targets x items.
+    answers on the items ``on``. Returns targets x items. Sources equally near are taken in their
+    row order (a stable sort of the distances), so the prediction is a function of the data alone.
     """
     sources = np.asarray(source_correct, dtype=np.float64)
     answers = np.asarray(target_answers, dtype=np.float64)
@@ -40,8 +41,7 @@ def knn_predictions(source_correct: np.ndarray, target_answers: np.ndarray, on: 
     block = sources[:, on]
     # squared distance between 0/1 vectors = number of disagreements
     distance = (answers ** 2).sum(1)[:, None] + (block ** 2).sum(1)[None, :] - 2 * answers @ block.T
-    nearest = np.argpartition(distance, k - 1, axis=1)[:, :k] if k < n_sources else np.tile(np.arange(n_sources),
-                                                                                          (len(answers), 1))
+    nearest = np.argsort(distance, axis=1, kind="stable")[:, :k]
     return sources[nearest].mean(axis=1)
 
 

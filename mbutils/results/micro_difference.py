@@ -40,7 +40,7 @@ KIND = "difference"
 INTERVAL = "normal"
 #: How the predictions average the pool's answers (micro.json's ``neighbours.rule``).
 NEIGHBOUR_RULE = ("mean answers of the max(5, n // 5) pool models (all n when fewer) that disagree least with "
-                  "the model on the fitting half of the sample")
+                  "the model on the fitting half of the sample, ties taken in pool.csv's order")
 #: What the normal interval is, in the words ``score`` and the card use.
 DESCRIPTION = "normal interval from the cross-fitted residuals of the difference estimator"
 

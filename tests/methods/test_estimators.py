@@ -113,3 +113,15 @@ def test_a_regression_fitted_at_scoring_time_is_not_written_as_a_fixed_micro_ben
     bench = mbutils.load_benchmark("synthetic-gpqa")
     with pytest.raises(mbutils.MbutilsError, match="reads the pool's answers at scoring time.*'random_difference'"):
         mbutils.build_micro(bench, "random_regression", 20, runs=2)
+
+
+def test_neighbours_equally_near_are_taken_in_row_order():
+    """Four sources at the same distance from the target for three places: the first three rows are the
+    neighbours, whatever the order of the others (a stable rule, so a score is a function of the data)."""
+    on = np.array([0, 1])
+    sources = np.array([[1, 0, 1, 1], [0, 1, 0, 1], [1, 0, 0, 0], [0, 1, 1, 0], [1, 1, 1, 1]], dtype=float)
+    target = np.array([[1, 1]], dtype=float)  # rows 0-3 disagree with it once on `on`, row 4 never
+    predicted = knn_predictions(sources, target, on, neighbours=4)
+    assert np.array_equal(predicted, sources[[4, 0, 1, 2]].mean(axis=0, keepdims=True))
+    moved = sources[[0, 1, 2, 4, 3]]  # the same sources, the last tied one first of the rest
+    assert np.array_equal(knn_predictions(moved, target, on, neighbours=4), moved[[3, 0, 1, 2]].mean(0, keepdims=True))
