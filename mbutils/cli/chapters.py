@@ -13,7 +13,9 @@ from mbutils.cli.common import _Formatter, _refuse_existing, count
 def _chapter_parsers(sub, common) -> None:
     p = sub.add_parser("run-chapter", parents=[common], formatter_class=_Formatter,
                        help="execute a chapter of the book on other data or settings")
-    p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or path of its .md (or .ipynb)")
+    p.add_argument("chapter", nargs="?", help="chapter name (e.g. bench_gpqa) or path of its .md (or .ipynb)")
+    p.add_argument("--list", action="store_true",
+                   help="list the chapters that can be run, each with its parameters, and exit")
     p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                    help="set a parameter of the chapter (repeatable), e.g. -p data mybundle -p runs 10")
     p.add_argument("--out", default="chapter-output", help="folder for the executed notebook and its HTML")
@@ -78,12 +80,28 @@ def _need_book_packages(command: str) -> None:
                            "pip install 'mbutils[book]', or pip install -r requirements.txt in the repository")
 
 
+def _list_chapters() -> str:
+    """One line per chapter that can be run: its name and its parameters' names."""
+    from mbutils.build.chapters import chapter_names, chapter_parameters
+
+    names = chapter_names()
+    width = max(map(len, names))
+    lines = [f"{name:<{width}}  {', '.join(chapter_parameters(name)) or '(no parameters)'}" for name in names]
+    return "\n".join([f"{len(names)} chapters can be run (name, then its parameters; "
+                      "-p KEY VALUE sets one):", *lines]) + "\n"
+
+
 def cmd_run_chapter(args) -> int:
     _need_book_packages("run-chapter")
-    from mbutils.build.chapters import run_chapter
+    from mbutils.build.chapters import chapter_path, run_chapter
 
-    from mbutils.build.chapters import chapter_path
-
+    if args.list:
+        if args.chapter or args.param:
+            raise MbutilsError("run-chapter --list takes no chapter and no -p; give one or the other")
+        sys.stdout.write(_list_chapters())
+        return 0
+    if args.chapter is None:
+        raise MbutilsError("run-chapter: give a chapter name (run-chapter --list shows them) or the path of a .md")
     stem = chapter_path(args.chapter).stem
     pages = [Path(args.out) / f"{stem}{suffix}" for suffix in (".html", ".ipynb")]
     existed = [page for page in pages if page.exists()]

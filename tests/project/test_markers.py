@@ -46,6 +46,10 @@ REFERS_BUT_DOES_NOT_RUN: dict[tuple[str, str], str] = {
     ("cli/test_cli_properties.py", "_bases"):
         "the run-chapter command line of the hostile-input table names no chapter that exists; "
         "it is refused before any kernel starts",
+    ("cli/test_chapters_list.py", "test_the_list_names_every_runnable_chapter_with_its_parameters"):
+        "run-chapter --list reads the chapters' parameter cells and exits; no kernel starts",
+    ("cli/test_chapters_list.py", "test_without_a_chapter_or_with_both_the_command_says_what_to_give"):
+        "run-chapter without a chapter, or with --list and a chapter, is refused before any kernel starts",
 }
 
 #: ``ChapterBatch`` (tests/chapter_batch.py) runs ``run_chapter`` in a background process.
