@@ -25,6 +25,19 @@ PROVENANCE = "provenance.json"
 COLUMNS = ["name", "kind", "models", "items", "subtasks", "confidences", "folder", "licence"]
 
 
+def _file_line(info: dict) -> str:
+    """How provenance describes one file: only the facts it states (a hand-written provenance may
+    give no ``stored_as``, ``bytes`` or ``sha256``)."""
+    parts = []
+    if info.get("stored_as"):
+        parts.append(f"stored as {info['stored_as']}")
+    if isinstance(info.get("bytes"), int):
+        parts.append(f"{info['bytes']:,} bytes")
+    if info.get("sha256"):
+        parts.append(f"sha256 {str(info['sha256'])[:16]}...")
+    return ", ".join(parts) or "listed, with no details"
+
+
 def read_provenance(folder: Path) -> dict:
     """A bundle's ``provenance.json`` (source, licence, derived, files), or {} when it has none."""
     path = Path(folder) / PROVENANCE
@@ -137,8 +150,7 @@ def describe(name: str) -> str:
         about = read_provenance(Path(row["folder"]))
         fields += [(key.replace("_", " "), about[key]) for key in ("title", "source", "derived", "content_hash")
                    if about.get(key)]
-        fields += [(f"file {file}", f"stored as {info.get('stored_as')}, {info.get('bytes', 0):,} bytes, "
-                    f"sha256 {str(info.get('sha256', ''))[:16]}...") for file, info in about.get("files", {}).items()]
+        fields += [(f"file {file}", _file_line(info)) for file, info in about.get("files", {}).items()]
     fields += [("problem", problem) for problem in row["problems"][:5]]
     if row["problems"]:
         fields.append(("check it with", f"python -m mbutils validate {row['folder']}"))

@@ -1,5 +1,6 @@
 """The command-line contract: outputs, exit codes and messages, never a traceback."""
 
+import json
 import subprocess
 import sys
 
@@ -183,3 +184,16 @@ def test_data_lists_an_unreadable_bundle_with_its_problem_instead_of_failing(tmp
     assert code == 0 and "| broken " in out and "real, invalid" in out
     code, out, _ = run("data", "show", "broken")
     assert code == 0 and "problem:" in out and "value '7' is not 0 or 1" in out and "validate" in out
+
+
+def test_data_show_states_only_what_a_hand_written_provenance_gives(tmp_path, monkeypatch):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "responses.csv").write_text("model,q1,q2\na,1,0\nb,0,1\n")
+    (folder / "items.csv").write_text("item,subtask\nq1,s\nq2,s\n")
+    (folder / "provenance.json").write_text(json.dumps({"title": "mine", "files": {"responses.csv": {"bytes": 28},
+                                                                                   "items.csv": {}}}))
+    monkeypatch.setenv("MBUTILS_DATA", str(tmp_path))
+    code, out, _ = run("data", "show", "mine")
+    assert code == 0 and "None" not in out
+    assert "file responses.csv:" in out and "28 bytes" in out and "file items.csv:" in out and "listed, with no details" in out
