@@ -361,9 +361,9 @@ def pick(selector, source, k: int, seed: int = 0, run: int = 0):
 
 
 def target_case_list(cases, data, missing: str = "error") -> tuple[list[tuple[str, str]], list[str]]:
-    """The (bundle, target set) pairs a target-set chapter studies, and the bundles of ``data``
-    that name no set: explicit ``cases`` first, else every set of the bundles in ``data``,
-    else the profile's cases."""
+    """The (bundle, target set) pairs a target-set chapter studies, and the names (not the paths)
+    of the bundles of ``data`` that name no set: explicit ``cases`` first, else every set of the
+    bundles in ``data``, else the profile's cases."""
     if name_list(cases, "cases"):
         return parse_cases(cases), []
     names = name_list(data, "data")
@@ -371,10 +371,11 @@ def target_case_list(cases, data, missing: str = "error") -> tuple[list[tuple[st
         return parse_cases(target_cases()), []
     pairs, without = [], []
     for name in names:
-        sets = resolve_data(name, missing=missing).benchmark.target_sets
+        choice = resolve_data(name, missing=missing)
+        sets = choice.benchmark.target_sets
         pairs += [(name, s) for s in sets]
         if not sets:
-            without.append(name)
+            without.append(choice.name)
     return pairs, without
 
 
