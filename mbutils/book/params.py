@@ -73,3 +73,44 @@ def parse_cases(cases) -> list[tuple[str, str]]:
         data, name = item.split(":", 1)
         out.append((data.strip(), name.strip()))
     return out
+
+
+#: The first line of the cell papermill injects with the parameters a run was given.
+INJECTED_HEADER = "# Parameters"
+
+
+def reader_parameters() -> dict | None:
+    """The parameters the reader gave this run, as papermill injected them (name -> value), or
+    ``None`` outside an IPython kernel (a script calling the library: its arguments are its own).
+
+    Read from the kernel's input history: the last cell whose first line is papermill's
+    ``# Parameters`` and whose other lines assign literals. A chapter run without injected
+    parameters (the book, or a notebook opened in Jupyter) gives ``{}``: every value is the
+    page's own, so none is the reader's change.
+    """
+    import ast
+
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    if shell is None:
+        return None
+    for source in reversed(list(shell.user_ns.get("In", []) or [])):
+        lines = str(source).splitlines()
+        if not lines or lines[0].strip() != INJECTED_HEADER:
+            continue
+        try:
+            tree = ast.parse(str(source))
+        except SyntaxError:
+            continue
+        out = {}
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                try:
+                    out[node.targets[0].id] = ast.literal_eval(node.value)
+                except ValueError:
+                    continue
+        return out
+    return {}

@@ -23,7 +23,7 @@ from mbutils.methods.protocol import POOL_RULE, Protocol, fit_to_pool
 from mbutils.methods.runs import choose, run_data
 from mbutils.methods.selectors.spec import as_selector
 from mbutils.book.display import admonition, glue, show, table
-from mbutils.book.params import _opt_int, int_list, name_list, parse_cases
+from mbutils.book.params import _opt_int, int_list, name_list, parse_cases, reader_parameters
 from mbutils.base.names import count_noun, target_set_label
 from mbutils.base.validation import check_choice
 
@@ -215,6 +215,29 @@ def _fmt_overrides(overrides: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in overrides.items())
 
 
+def _reader_overrides(given: dict) -> dict:
+    """The profile settings of ``given`` (name -> value, ``None`` = the profile's) that the reader
+    changed: in a chapter's kernel, those whose same-named parameter the reader passed with that
+    value (:func:`~mbutils.book.params.reader_parameters`), not values the chapter derives itself
+    (``sizes`` from its ``k``, say); outside a kernel, every value given."""
+    given = {k: v for k, v in given.items() if v is not None}
+    passed = reader_parameters()
+    if passed is None:
+        return given
+    parse = {"sizes": int_list, "source_counts": int_list}
+    out = {}
+    for key, value in given.items():
+        if key not in passed:
+            continue
+        try:
+            theirs = parse.get(key, _opt_int)(passed[key], key)
+        except BookError:
+            continue
+        if theirs == value:
+            out[key] = value
+    return out
+
+
 def configure(data: str, *, sizes=None, runs=None, sources=None, targets=None, seed=0,
               source_counts=None, source_runs=None, missing: str = "error", jobs=None,
               profile: str | None = None, target_set: str | None = None) -> Setting:
@@ -236,9 +259,8 @@ def configure(data: str, *, sizes=None, runs=None, sources=None, targets=None, s
     choice = resolve_data(data, missing=missing, target_set=target_set)
     bench = choice.benchmark
     spec = PROFILES[profile][choice.key]
-    overrides = {k: v for k, v in dict(sizes=sizes_l, runs=runs_i, sources=sources_i, targets=targets_i,
-                                        source_counts=counts_l, source_runs=counts_runs).items()
-                 if v is not None}
+    overrides = _reader_overrides(dict(sizes=sizes_l, runs=runs_i, sources=sources_i, targets=targets_i,
+                                       source_counts=counts_l, source_runs=counts_runs))
     if target_set is not None:
         if target_set not in bench.target_sets:
             known = ", ".join(bench.target_sets) or "none"
