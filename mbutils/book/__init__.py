@@ -59,6 +59,7 @@ _MODULES = {
     'mbutils.results.pair_sizes': ('rule_size',),
     'mbutils.results.claims': ('best_at_size_of', 'not_reached', 'tau_from', 'catch_up_paired', 'estimator_claim',
                                'comparison_records', 'versus_random_paired'),
+    'mbutils.results.noise': ('MIN_PAIRS', 'too_few', 'too_few_text'),
     'mbutils.results.calibration': ('calibration_report', 'parse_pairs'),
     'mbutils.results.coverage': ('coverage_sentence', 'coverage_summary', 'exact_random_coverage',
                                  'held_out_scores'),

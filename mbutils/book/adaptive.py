@@ -169,26 +169,44 @@ def helps_table(mdad: pd.DataFrame, selectors, baseline: str = "random") -> pd.D
     return out
 
 
-def stops_helping(mdad: pd.DataFrame, selector: str, baseline: str = "random") -> dict:
-    """Where ``selector`` is better than the baseline under the noise rule, and from which size
-    it no longer is.
+def stops_helping(results: pd.DataFrame, selector: str, baseline: str = "random", *, threshold: float = 0.8,
+                  n_boot: int = 300) -> dict:
+    """Where ``selector`` is better than the baseline, judged by the paired comparison on the runs they
+    share, and from which size it no longer is.
 
-    A size is a win when the selector's 95% interval lies below the baseline's
-    (:func:`mbutils.results.noise.versus`), a loss when it lies above, and within noise otherwise.
-    ``stops`` is the smallest size after a win from which no larger size is a win (None when
-    it wins at the largest size, or never wins).
+    ``results``: the experiment's results holding both selectors. Per size,
+    :func:`mbutils.results.paired.compare_selectors` gives the 95% interval of the MDAD difference on the
+    same runs and pairs: a win when it lies below 0, a loss above, within noise when it holds 0, and
+    "cannot tell" when it is open. A size whose runs pool fewer than ``mbutils.results.noise.MIN_PAIRS``
+    target pairs is neither (``too_few``, with the reason in ``note``). ``stops`` is the smallest size
+    after a win from which no larger size is a win (None when it wins at the largest size, or never wins).
     """
-    verdict = noise.versus(mdad, selector, baseline)
-    if verdict.empty:
-        return {"wins": [], "within": [], "losses": [], "stops": None}
-    sizes = verdict.index.to_numpy()
-    win = (verdict == noise.BETTER).to_numpy()
+    from mbutils.results.claims_paired import comparison_records
+    from mbutils.results.paired import compare_selectors
+
+    empty = {"wins": [], "within": [], "losses": [], "cannot": [], "too_few": [], "stops": None, "note": ""}
+    present = set(results["selector"])
+    if selector not in present or baseline not in present:
+        return empty
+    table = compare_selectors(results, selector, baseline, threshold=threshold, n_boot=n_boot)
+    if table.empty:
+        return empty
+    records = comparison_records(table)
+    sizes = np.array([int(r["size"]) for r in records])
+    verdict = np.array([r["verdict"] for r in records])
+    win = verdict == noise.BETTER
     later = np.flip(np.logical_or.accumulate(np.flip(win)))  # a win at this size or a larger one
     stops = sizes[~later][0] if win.any() and (~later).any() else None
-    return {"wins": [int(k) for k in sizes[win]],
-            "within": [int(k) for k in sizes[(verdict == noise.WITHIN).to_numpy()]],
-            "losses": [int(k) for k in sizes[(verdict == noise.WORSE).to_numpy()]],
-            "stops": None if stops is None else int(stops)}
+    few = verdict == noise.TOO_FEW
+    note = ""
+    if few.any():
+        i = int(np.flatnonzero(few)[0])
+        note = noise.too_few_sentence(int(table["n_pairs"].iloc[i] * table["n_runs"].iloc[i]),
+                                      int(table["n_runs"].iloc[i]))
+    pick = lambda v: [int(k) for k in sizes[verdict == v]]  # noqa: E731
+    return {"wins": pick(noise.BETTER), "within": pick(noise.WITHIN), "losses": pick(noise.WORSE),
+            "cannot": pick("cannot tell"), "too_few": pick(noise.TOO_FEW),
+            "stops": None if stops is None else int(stops), "note": note}
 
 
 #: How the scoring comparison's measures read in a table: name, digits, unit.

@@ -35,10 +35,13 @@ def catch_up(mdads: dict[str, list[dict]] | dict[str, pd.DataFrame]) -> Claim:
     tables = {name: (t if isinstance(t, pd.DataFrame) else _frame(t)) for name, t in mdads.items()}
     parts, inputs = [], {}
     for name, table in tables.items():
-        inputs[name] = _records(table, [c for c in ("selector", "size", "mdad", "ci_low", "ci_high") if c in table])
+        inputs[name] = _records(table, [c for c in ("selector", "size", "mdad", "ci_low", "ci_high", "n_pairs",
+                                                    "n_runs") if c in table])
         k = random_within_ci_from(table)
         largest = int(table["size"].max())
-        parts.append(f"{name}: from k = {k}" if k is not None else f"{name}: not within the sizes run (up to {largest})")
+        few = noise.too_few_text(table)
+        parts.append(f"{name}: from k = {k}" if k is not None else f"{name}: {few}" if few else
+                     f"{name}: not within the sizes run (up to {largest})")
     return Claim("; ".join(parts), "catch_up", {"mdads": inputs})
 
 
@@ -57,20 +60,26 @@ def not_reached(table: pd.DataFrame | list[dict], threshold: float) -> Claim:
 
 
 def tau_from(summary: pd.DataFrame | list[dict], level: float = 0.8, selector: str = "random") -> Claim:
-    """From which size the mean Kendall tau of ``selector`` reaches ``level``."""
+    """From which size the mean Kendall tau of ``selector`` stays at or above ``level`` (at that size
+    and every larger one run), or that it reaches the level without staying there."""
     table = summary if isinstance(summary, pd.DataFrame) else _frame(summary)
     rows = table[table["selector"] == selector].sort_values("size")
     inputs = {"summary": _records(rows, ["selector", "size", "tau"]), "level": float(level), "selector": selector}
     if rows.empty:
         return Claim(f"{label(selector)} was not run", "tau_from", inputs)
     first, last = rows.iloc[0], rows.iloc[-1]
-    reached = rows[rows["tau"] >= level]
+    ok = pd.Series((rows["tau"] >= level).to_numpy(), index=rows["size"].astype(int).to_numpy())
+    stays = noise.from_size_on(ok)
     start = f"{label(selector)} has Kendall τ = {first['tau']:.2f} at k = {int(first['size'])}"
-    if reached.empty:
+    if not ok.any():
         text = f"{start} and stays below {level:g} at every size run (τ = {last['tau']:.2f} at k = {int(last['size'])})"
+    elif stays is not None:
+        hit = rows[rows["size"] == stays].iloc[0]
+        text = f"{start} and stays at or above {level:g} from k = {stays} (τ = {hit['tau']:.2f})"
     else:
-        hit = reached.iloc[0]
-        text = f"{start} and reaches {level:g} from k = {int(hit['size'])} (τ = {hit['tau']:.2f})"
+        hit = rows[rows["tau"] >= level].iloc[0]
+        text = (f"{start}; it reaches {level:g} at k = {int(hit['size'])} (τ = {hit['tau']:.2f}) but does not stay "
+                f"there (τ = {last['tau']:.2f} at k = {int(last['size'])})")
     return Claim(text, "tau_from", inputs)
 
 
@@ -83,9 +92,12 @@ def noise_yardstick(mdad: pd.DataFrame | list[dict], n_subtasks: int) -> Claim:
     the yardstick is the median half-width of random sampling's 95% interval.
     """
     table = mdad if isinstance(mdad, pd.DataFrame) else _frame(mdad)
-    cols = [c for c in ("selector", "size", "mdad", "ci_low", "ci_high") if c in table]
+    cols = [c for c in ("selector", "size", "mdad", "ci_low", "ci_high", "n_pairs", "n_runs") if c in table]
     inputs = {"mdad": _records(table, cols), "n_subtasks": int(n_subtasks)}
     rand = table[table["selector"] == "random"]
+    if noise.too_few(rand).any():
+        return Claim(f"no noise yardstick can be measured here: {noise.too_few_text(rand)}", "noise_yardstick",
+                     inputs)
     half = ((rand["ci_high"] - rand["ci_low"]) / 2).dropna() if {"ci_low", "ci_high"} <= set(rand) else pd.Series()
     ci_text = (f"the median half-width of random sampling's 95% interval is {_pts(half.median())}"
                if not half.empty else "random sampling's MDAD has no interval here")
@@ -110,9 +122,11 @@ def noise_yardstick(mdad: pd.DataFrame | list[dict], n_subtasks: int) -> Claim:
 
 def unseen_loss(seen: pd.DataFrame | list[dict], unseen: pd.DataFrame | list[dict]) -> Claim:
     """How each method's MDAD changes from the seen to the unseen half, averaged over the sizes where
-    *every* method is reached on both (one set of sizes for all), and named as a ranking only when the
-    spread of the averages exceeds the noise of the unseen MDADs (their mean interval half-width plus
-    one gap bin)."""
+    *every* method is reached on both (one set of sizes for all). The methods that change most and
+    least in size (magnitude) are named only when the book's noise rule
+    (:func:`mbutils.results.noise.compare`) tells their changes apart: each change's interval is the
+    unseen MDAD's interval under :func:`mbutils.results.noise.intervals` (one gap bin added at the
+    top) minus the seen MDAD, averaged over the sizes."""
     seen = seen if isinstance(seen, pd.DataFrame) else _frame(seen)
     unseen = unseen if isinstance(unseen, pd.DataFrame) else _frame(unseen)
     ci = [c for c in ("ci_low", "ci_high") if c in unseen]
@@ -128,20 +142,34 @@ def unseen_loss(seen: pd.DataFrame | list[dict], unseen: pd.DataFrame | list[dic
         return Claim("no size has every method's MDAD reached on both halves, so there is no loss to compare on one "
                      "footing", "unseen_loss", inputs)
     common = both[both["size"].isin(sizes)]
-    loss = (common["mdad_unseen"] - common["mdad_seen"]).groupby(common["selector"]).mean().sort_values()
+    change = (common["mdad_unseen"] - common["mdad_seen"]).astype(float)
+    loss = change.groupby(common["selector"]).mean()
     where = f"on average over the {len(sizes)} size{'s' if len(sizes) > 1 else ''} where every method is reached"
-    half = (float(np.nanmean((common["ci_high"] - common["ci_low"]).astype(float))) / 2 if len(ci) == 2 else 0.0)
-    noise_level = (0.0 if np.isnan(half) else half) + noise.DEFAULT_BIN
-    if len(loss) < 2 or loss.iloc[-1] - loss.iloc[0] <= noise_level:
-        text = (f"judged on the unseen half, the MDADs change by {loss.iloc[0]:+.1f} to {loss.iloc[-1]:+.1f} points "
-                f"{where}; the methods' differences are within noise (the unseen MDADs' intervals reach about "
-                f"±{noise_level:.1f} points), so no method is singled out")
+    # the noise rule's interval of each unseen MDAD, shifted by the seen MDAD: an interval of the change,
+    # averaged over the sizes; the ranking is by the size of the change (its magnitude), not its sign
+    unseen_part = common[["selector", "size", "mdad_unseen", *ci]].rename(columns={"mdad_unseen": "mdad"})
+    low, high = noise.intervals(unseen_part, bin_width=noise.DEFAULT_BIN)
+    seen_m = common["mdad_seen"].to_numpy(float)
+    lows = pd.Series(low - seen_m).groupby(common["selector"].to_numpy()).mean()
+    highs = pd.Series(high - seen_m).groupby(common["selector"].to_numpy()).mean()
+    size_of = loss.abs().sort_values(kind="stable")
+    most, least = size_of.index[-1], size_of.index[0]
+
+    def magnitude(s):  # the interval of |change|
+        lo, hi = float(lows[s]), float(highs[s])
+        return (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi))), max(abs(lo), abs(hi))
+
+    spread = (len(loss) >= 2 and noise.compare(*magnitude(least), *magnitude(most)) == noise.BETTER)
+    reach = float(np.nanmedian((highs - lows).to_numpy() / 2))
+    if not spread:
+        text = (f"judged on the unseen half, the MDADs change by {loss.min():+.1f} to {loss.max():+.1f} points "
+                f"{where}; the methods' differences are within noise (the unseen MDADs' intervals, widened by one "
+                f"gap bin, reach about ±{reach:.1f} points and overlap), so no method is singled out")
     else:
-        worst, best = loss.index[-1], loss.index[0]
-        verb = "grows" if loss.iloc[-1] > 0 else "changes"
-        text = (f"judged on the unseen half, the MDAD of {label(worst)} {verb} most ({loss.iloc[-1]:+.1f} points "
-                f"{where}) and that of {label(best)} least ({loss.iloc[0]:+.1f}), a spread beyond the noise of "
-                f"about ±{noise_level:.1f} points")
+        verb = "grows" if loss[most] > 0 else "falls" if loss[most] < 0 else "changes"
+        text = (f"judged on the unseen half, the MDAD of {label(most)} {verb} most ({loss[most]:+.1f} points "
+                f"{where}) and that of {label(least)} changes least ({loss[least]:+.1f}), a spread beyond the noise "
+                f"(their changes' 95% intervals, widened by one gap bin, do not overlap)")
     return Claim(text, "unseen_loss", inputs)
 
 
@@ -192,22 +220,27 @@ def versus_random(mdads: dict, selector: str) -> Claim:
     """In how many benchmark x size cells ``selector`` is better than random sampling under the
     noise rule (intervals disjoint, below), worse (disjoint, above), or within noise."""
     tables = {name: (t if isinstance(t, pd.DataFrame) else _frame(t)) for name, t in mdads.items()}
-    counts = {noise.BETTER: 0, noise.WORSE: 0, noise.WITHIN: 0}
+    counts = {noise.BETTER: 0, noise.WORSE: 0, noise.WITHIN: 0, noise.TOO_FEW: 0}
     for table in tables.values():
         for verdict in noise.versus(table, selector).to_numpy():
             counts[verdict] += 1
     total = sum(counts.values())
-    cols = ("selector", "size", "mdad", "ci_low", "ci_high")
+    cols = ("selector", "size", "mdad", "ci_low", "ci_high", "n_pairs", "n_runs")
     inputs = {"mdads": {n: _records(t, [c for c in cols if c in t]) for n, t in tables.items()}, "selector": selector}
     if not total:
         return Claim(f"{label(selector)} and random sampling were not both run", "versus_random", inputs)
-    if counts[noise.WITHIN] == total:
+    if counts[noise.TOO_FEW] == total:
+        why = next(t for t in (noise.too_few_text(t) for t in tables.values()) if t)
+        text = f"{label(selector)} against random sampling: {why}"
+    elif counts[noise.WITHIN] == total:
         text = (f"over {total} benchmark × size cells, the MDAD of {label(selector)} is within noise of random "
                 f"sampling's in every one (their 95% intervals overlap)")
     else:
         text = (f"over {total} benchmark × size cells, the MDAD of {label(selector)} is lower than random "
                 f"sampling's beyond the noise (disjoint 95% intervals) in {counts[noise.BETTER]}, higher beyond it "
-                f"in {counts[noise.WORSE]}, and within noise in {counts[noise.WITHIN]}")
+                f"in {counts[noise.WORSE]}, and within noise in {counts[noise.WITHIN]}"
+                + (f"; {counts[noise.TOO_FEW]} have too few target pairs to tell (fewer than {noise.MIN_PAIRS})"
+                   if counts[noise.TOO_FEW] else ""))
     return Claim(text, "versus_random", inputs)
 
 
@@ -216,11 +249,14 @@ def best_at_size(mdad: pd.DataFrame | list[dict], size: int, baseline: str = "ra
     method's (the noise rule); otherwise that no method is, and how the lowest compares with
     ``baseline``."""
     table = mdad if isinstance(mdad, pd.DataFrame) else _frame(mdad)
-    cols = [c for c in ("selector", "size", "mdad", "ci_low", "ci_high") if c in table]
+    cols = [c for c in ("selector", "size", "mdad", "ci_low", "ci_high", "n_pairs", "n_runs") if c in table]
     inputs = {"mdad": _records(table, cols), "size": int(size), "baseline": baseline}
     part = table[table["size"] == size]
     if part.empty:
         return Claim(f"no method was run at k = {size}", "best_at_size", inputs)
+    if noise.too_few(part).any():
+        return Claim(f"no method can be called most reliable at k = {size}: {noise.too_few_text(part)}",
+                     "best_at_size", inputs)
     low, high = noise.intervals(part)
     order = np.lexsort((high, part["mdad"].fillna(np.inf).to_numpy()))
     lowest = part.iloc[order[0]]

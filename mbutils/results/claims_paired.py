@@ -13,6 +13,7 @@ import pandas as pd
 
 from mbutils.base.names import label
 from mbutils.results.claim import Claim
+from mbutils.results.noise import MIN_PAIRS, TOO_FEW, too_few_sentence
 from mbutils.results.paired import BETTER, FEW_RUNS, UNKNOWN, WITHIN, WORSE, holm
 
 
@@ -26,9 +27,15 @@ RESOLUTION = 2.0
 
 
 def comparison_records(table: pd.DataFrame) -> list[dict]:
-    """The columns of a comparison table the claims read, as JSON-able records."""
+    """The columns of a comparison table the claims read, as JSON-able records; a size whose runs pool
+    fewer than ``mbutils.results.noise.MIN_PAIRS`` target pairs (``n_runs`` times the table's per-run
+    ``n_pairs``) gets the verdict "too few pairs to tell", whatever its interval says."""
     cols = [c for c in ("size", "verdict", "difference", "low", "high", "p_value", "detectable", "runs_for_2",
-                        "n_runs") if c in table]
+                        "n_runs", "n_pairs") if c in table]
+    table = table.copy()
+    if {"n_runs", "n_pairs", "verdict"} <= set(table):
+        pooled = table["n_runs"].astype(float) * table["n_pairs"].astype(float)
+        table.loc[pooled < MIN_PAIRS, "verdict"] = TOO_FEW
     part = table[cols].astype(object)
     return part.where(pd.notna(part), None).to_dict("records")
 
@@ -45,12 +52,15 @@ def versus_random_paired(comparisons: dict, selector: str, resolution: float = R
     inputs = {"comparisons": comparisons, "selector": selector, "resolution": resolution}
     if not rows:
         return Claim(f"{label(selector)} and random sampling were not both run", "versus_random_paired", inputs)
-    count = {v: sum(r["verdict"] == v for r in rows) for v in (BETTER, WORSE, WITHIN, UNKNOWN)}
+    count = {v: sum(r["verdict"] == v for r in rows) for v in (BETTER, WORSE, WITHIN, UNKNOWN, TOO_FEW)}
     within = [r for r in rows if r["verdict"] == WITHIN]
     powered = sum(_powered(r, resolution) for r in within)
     text = (f"over {len(rows)} benchmark × size cells, compared pairwise on shared runs, the MDAD of "
             f"{label(selector)} is lower than random sampling's in {count[BETTER]}, higher in {count[WORSE]}, "
             f"within noise in {count[WITHIN]} and undecided in {count[UNKNOWN]}")
+    if count[TOO_FEW]:
+        text += (f", and {count[TOO_FEW]} have too few target pairs to tell (fewer than {MIN_PAIRS} pooled over "
+                 "the runs)")
     if within:
         text += (f"; of the {len(within)} within noise, {powered} could have shown a {resolution:g}-point difference "
                  f"with 80% power (a difference that large would likely have shown), and the other "
@@ -98,6 +108,13 @@ def best_at_size_paired(comparisons: dict, size: int, lowest: str, mdads: dict, 
     head = f"the lowest MDAD at k = {size} is {label(lowest)}'s ({mdads[lowest]:.1f} points, monotone fit)"
     if not rows:
         return Claim(head + "; no other method was run to compare with", "best_at_size_paired", inputs)
+    few = [r for r in rows.values() if r["verdict"] == TOO_FEW]
+    if few:
+        r = few[0]
+        why = too_few_sentence(int(r["n_pairs"] * r["n_runs"]), int(r["n_runs"])) if r.get("n_pairs") else (
+            f"too few pairs to tell (fewer than {MIN_PAIRS} target pairs pooled over the runs)")
+        return Claim(f"no method can be called the most reliable at k = {size}: {head}, but {why}",
+                     "best_at_size_paired", inputs)
     beaten = [o for o, r in rows.items() if r["verdict"] == BETTER]
     close = [o for o, r in rows.items() if r["verdict"] != BETTER]
     if not close:
@@ -136,7 +153,7 @@ def catch_up_paired(comparisons: dict, resolution: float = RESOLUTION):
             verdicts = {r["verdict"] for r in rows}
             if not rows or WORSE in verdicts:
                 return "worse"
-            if UNKNOWN in verdicts:
+            if UNKNOWN in verdicts or TOO_FEW in verdicts:
                 return "unknown"
             return "powered" if all(r["verdict"] == BETTER or _powered(r, resolution) for r in rows) else "weak"
 
@@ -164,6 +181,11 @@ def catch_up_paired(comparisons: dict, resolution: float = RESOLUTION):
         elif sizes and state[sizes[-1]] == "worse":
             parts.append(f"{bench}: some method stays lower than random sampling beyond the noise up to the largest "
                          f"size run ({sizes[-1]})")
+        elif sizes and any(r["verdict"] == TOO_FEW for r in by_size[sizes[-1]]):
+            r = next(r for r in by_size[sizes[-1]] if r["verdict"] == TOO_FEW)
+            why = (too_few_sentence(int(r["n_pairs"] * r["n_runs"]), int(r["n_runs"])) if r.get("n_pairs") else
+                   f"too few pairs to tell (fewer than {MIN_PAIRS} target pairs pooled over the runs)")
+            parts.append(f"{bench}: the experiment cannot tell up to the largest size run ({sizes[-1]}): {why}")
         else:
             parts.append(f"{bench}: the experiment cannot tell up to the largest size run "
                          f"({sizes[-1] if sizes else 'none'}): an MDAD is not reached or its interval is open")

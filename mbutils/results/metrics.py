@@ -16,6 +16,7 @@ from mbutils.methods.protocol import rng_for
 from mbutils.base.validation import check_choice, check_int, check_number
 from mbutils.results.pair_metrics import (MIN_BIN_WIDTH, first_crossing, gap_bins, kendall_tau_b, mdad_bin,
                                           monotone_rates, pair_agreement)
+from mbutils.results.noise import MIN_PAIRS
 from mbutils.results.results_table import GroupPairs, iter_groups
 
 # Re-exported: the command line imports these from here.
@@ -186,7 +187,10 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
         cross the threshold are found, and the interval is made symmetric around the MDAD by
         the larger of the two distances (so ``ci_low`` can be negative; ``ci_high`` is NaN
         when the 2.5% bound never crosses). It always uses the first crossings of the bounds,
-        whatever ``method``. ``"runs"`` resamples whole runs (the pairs of a run share a split
+        whatever ``method``. A size with fewer than ``mbutils.results.noise.MIN_PAIRS`` (62) pairs
+        over all runs resolves no bin: its interval is widened to [0, open] (``ci_low`` 0 or below,
+        ``ci_high`` NaN), whatever the bootstrap gave (a few pairs resampled can all agree, a
+        "[0, 0]" that measures nothing). ``"runs"`` resamples whole runs (the pairs of a run share a split
         and a micro-benchmark, so they are not independent), recomputes the MDAD with
         ``method`` and takes the 2.5% and 97.5% quantiles (a bound no resample reaches is
         NaN). ``"none"``: both bounds NaN.
@@ -264,11 +268,14 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
             lo, hi = _ci_pairs(agree, total, threshold, mdad, n_boot, rng, bin_width)
         else:
             lo, hi = _ci_runs(agree_runs, total_runs, threshold, method, n_boot, rng, bin_width)
+        if ci != "none" and b >= 0 and total.sum() < MIN_PAIRS:  # too few pairs to resolve any bin
+            lo, hi = min(lo, 0.0) if np.isfinite(lo) else 0.0, np.nan
         rows.append({"selector": selector, "size": size, "mdad": mdad, "ci_low": lo, "ci_high": hi,
                      "n_pairs": int(total.sum()), "reached": b >= 0, "n_runs": len(pairs.runs)})
     table = pd.DataFrame(rows)
     table.attrs["bin_width"] = float(bin_width)  # the MDAD's resolution, which the noise rule allows for
     table.attrs["threshold"] = float(threshold)
+    table.attrs["min_pairs"] = MIN_PAIRS
     return table
 
 

@@ -12,6 +12,17 @@ An MDAD that is not reached is the point at infinity (worse than any reached MDA
 finite upper bound); a reached MDAD whose upper bound is open (the pessimistic bound never
 crossed) reaches to infinity; one with no interval at all is its own bin.
 
+Too few pairs to tell: every verdict here needs at least :data:`MIN_PAIRS` target pairs pooled
+over the runs at each size compared (the ``n_pairs`` of
+:func:`mbutils.results.metrics.mdad_table`). An MDAD is where a bin's agreement share crosses 0.8; the
+binomial standard deviation of such a share over n pairs is ``sqrt(0.8 * 0.2 / n)``, and its 95%
+half-width ``1.96 sd`` falls to 0.1 (a share of 0.8 told from 0.7 and from 0.9) only at
+``n >= 1.96**2 * 0.16 / 0.1**2``, about 62 pairs. A size with fewer pairs in all of its bins
+together has fewer than that in the bin that decides its MDAD, so its bootstrap interval (which
+resamples those few pairs) can come out as a single bin, "[0, 0]", without measuring anything:
+:func:`mbutils.results.metrics.mdad_table` widens such an interval to [0, open] and the comparisons
+here answer :data:`TOO_FEW` ("too few pairs to tell"), never better or worse.
+
 Disjoint 95% intervals are a conservative test (stricter than a 5% test of the
 difference), which is the point: the book should not crown a winner that the run-to-run
 spread could have made.
@@ -23,6 +34,11 @@ import numpy as np
 import pandas as pd
 
 BETTER, WORSE, WITHIN = "better", "worse", "within noise"
+#: The verdict of a comparison whose tables hold fewer than :data:`MIN_PAIRS` pairs at a size.
+TOO_FEW = "too few pairs to tell"
+#: Fewest target pairs (pooled over runs, per selector and size) a verdict needs: the n at which the
+#: 95% binomial half-width of an agreement share of 0.8 is 0.1 points of share (see the module docstring).
+MIN_PAIRS = int(np.ceil(1.959964 ** 2 * 0.8 * 0.2 / 0.1 ** 2))
 #: The gap-bin width (points) assumed when a table does not carry its own (``attrs["bin_width"]``).
 DEFAULT_BIN = 0.5
 
@@ -39,6 +55,49 @@ def intervals(table: pd.DataFrame, bin_width: float | None = None) -> tuple[np.n
     low = np.where(~reached, np.inf, np.where(np.isfinite(lo), lo, m))
     high = np.where(~reached, np.inf, np.where(np.isfinite(hi), hi, np.where(no_ci, m, np.inf))) + width
     return low, high
+
+
+def too_few(table: pd.DataFrame) -> np.ndarray:
+    """Per row: True where the row's MDAD rests on fewer than :data:`MIN_PAIRS` pooled target pairs
+    (its ``n_pairs``; a table without that column is taken to have enough)."""
+    if "n_pairs" not in table:
+        return np.zeros(len(table), dtype=bool)
+    n = pd.to_numeric(table["n_pairs"], errors="coerce").to_numpy(float)
+    return np.isfinite(n) & (n < MIN_PAIRS)
+
+
+def runs_needed(n_pairs: int, n_runs: int) -> int:
+    """Runs of the same pool that would pool :data:`MIN_PAIRS` target pairs per size."""
+    per_run = max(n_pairs / max(n_runs, 1), 1e-9)
+    return int(np.ceil(MIN_PAIRS / per_run))
+
+
+def targets_needed(n_runs: int) -> int:
+    """Targets per run that would pool :data:`MIN_PAIRS` target pairs per size over ``n_runs`` runs."""
+    t = 2
+    while max(n_runs, 1) * t * (t - 1) // 2 < MIN_PAIRS:
+        t += 1
+    return t
+
+
+def too_few_text(table: pd.DataFrame) -> str:
+    """Why a table's comparisons have no verdict ("" when every row has :data:`MIN_PAIRS` pairs):
+    the fewest pairs a size has, the minimum and what would reach it, from the table's
+    ``n_pairs`` and ``n_runs``."""
+    flags = too_few(table)
+    if not flags.any():
+        return ""
+    n = int(pd.to_numeric(table["n_pairs"]).to_numpy()[flags].min())
+    runs = int(table["n_runs"].to_numpy()[flags].max()) if "n_runs" in table else 1
+    return too_few_sentence(n, runs)
+
+
+def too_few_sentence(n_pairs: int, n_runs: int) -> str:
+    """The sentence of :func:`too_few_text` for ``n_pairs`` pooled pairs over ``n_runs`` runs."""
+    return (f"too few pairs to tell: {n_pairs} target pairs per size ({n_runs} run{'s' if n_runs != 1 else ''}), "
+            f"fewer than the {MIN_PAIRS} an MDAD comparison needs (the binomial 95% margin of an agreement share "
+            f"of 0.8 is ±0.1 only from {MIN_PAIRS} pairs); about {runs_needed(n_pairs, n_runs)} runs, or "
+            f"{targets_needed(n_runs)} targets per run, would give that many")
 
 
 def compare(low_a, high_a, low_b, high_b) -> np.ndarray:
@@ -69,13 +128,21 @@ def versus(table: pd.DataFrame, selector: str, baseline: str = "random") -> pd.S
     both = lows[[selector, baseline]].notna().all(axis=1)
     verdict = compare(lows.loc[both, selector], highs.loc[both, selector],
                       lows.loc[both, baseline], highs.loc[both, baseline])
-    return pd.Series(verdict, index=lows.index[both].astype(int))
+    out = pd.Series(verdict, index=lows.index[both].astype(int))
+    few = _few_sizes(table, [selector, baseline])
+    return out.where(~out.index.isin(few), TOO_FEW)
+
+
+def _few_sizes(table: pd.DataFrame, selectors=None) -> set:
+    """Sizes at which one of ``selectors`` (default: all) has fewer than :data:`MIN_PAIRS` pairs."""
+    part = table if selectors is None else table[table["selector"].isin(list(selectors))]
+    return {int(k) for k in part["size"].to_numpy()[too_few(part)]}
 
 
 def clear_best(table: pd.DataFrame, size: int) -> str | None:
     """The selector at ``size`` that is better than every other under the rule, or None."""
     part = table[table["size"] == size]
-    if len(part) < 2:
+    if len(part) < 2 or too_few(part).any():
         return None
     low, high = intervals(part)
     i = int(np.argmin(high))  # only the lowest upper end can lie below every other interval
@@ -86,7 +153,7 @@ def clear_best(table: pd.DataFrame, size: int) -> str | None:
 
 def not_worse_than_all(table: pd.DataFrame, selector: str = "random") -> pd.Series:
     """Per size: True where ``selector`` is not worse than any other selector under the rule
-    (and is reached); the catch-up test."""
+    (and is reached, and every selector has :data:`MIN_PAIRS` pairs there); the catch-up test."""
     lows, highs = wide_intervals(table)
     if selector not in lows:
         return pd.Series(dtype=bool)
@@ -96,7 +163,8 @@ def not_worse_than_all(table: pd.DataFrame, selector: str = "random") -> pd.Seri
         present = lows[other].notna()
         verdict = compare(lows[selector], highs[selector], lows[other], highs[other])
         ok &= ~(present & (verdict == WORSE))
-    return ok & np.isfinite(lows[selector])
+    few = _few_sizes(table)  # too few pairs: no verdict, so no catch-up either
+    return ok & np.isfinite(lows[selector]) & ~lows.index.isin(few)
 
 
 def from_size_on(ok: pd.Series) -> int | None:
