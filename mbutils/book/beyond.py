@@ -34,16 +34,25 @@ def split_results(settings: dict, selectors, frontier: float) -> dict[tuple[str,
     return out
 
 
-def estimator_table(runs: dict, threshold: float) -> pd.DataFrame:
-    """Per benchmark, split, selector and size: estimation error (points) and monotone MDAD (points)."""
+def estimator_table(runs: dict, threshold: float, mdads: dict | None = None) -> pd.DataFrame:
+    """Per benchmark, split, selector and size: estimation error (points) and monotone MDAD (points;
+    NaN, shown as 'not reached', when the fitted curve never reaches ``threshold``).
+
+    ``mdads``: (benchmark title, split) -> ``mdad_table(results, method="monotone")`` when the page has
+    them already (its figure draws them), so table and figure show the same numbers; else they are
+    computed without an interval."""
     rows = []
     for (title, split), res in runs.items():
         error = summary_table(res).set_index(["selector", "size"])["error"]
-        mdad = mdad_table(res, threshold=threshold, method="monotone", ci="none").set_index(["selector", "size"])
+        table = (mdads[title, split] if mdads is not None
+                 else mdad_table(res, threshold=threshold, method="monotone", ci="none"))
+        mdad = table.set_index(["selector", "size"])
         for (selector, size), value in error.items():
             rows.append({"benchmark": title, "split": split, "method": label(selector), "k": int(size),
                          "error (points)": float(value), "MDAD (points)": float(mdad.loc[(selector, size), "mdad"])})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs["mdad_columns"] = ["MDAD (points)"]
+    return out
 
 
 def estimators_versus_random(runs: dict, selector: str, threshold: float, n_boot: int = 300) -> dict:
