@@ -130,8 +130,12 @@ def unseen_loss(seen: pd.DataFrame | list[dict], unseen: pd.DataFrame | list[dic
     seen = seen if isinstance(seen, pd.DataFrame) else _frame(seen)
     unseen = unseen if isinstance(unseen, pd.DataFrame) else _frame(unseen)
     ci = [c for c in ("ci_low", "ci_high") if c in unseen]
+    counts = [c for c in ("n_pairs", "n_runs") if c in unseen]
     inputs = {"seen": _records(seen, ["selector", "size", "mdad"]),
-              "unseen": _records(unseen, ["selector", "size", "mdad", *ci])}
+              "unseen": _records(unseen, ["selector", "size", "mdad", *ci, *counts])}
+    if noise.too_few(unseen).any():
+        return Claim(f"judged on the unseen half, no method's change can be told from another's: "
+                     f"{noise.too_few_text(unseen)}", "unseen_loss", inputs)
     both = seen[["selector", "size", "mdad"]].merge(unseen[["selector", "size", "mdad", *ci]], on=["selector", "size"],
                                                     suffixes=("_seen", "_unseen"))
     reached = np.isfinite(both["mdad_seen"].astype(float)) & np.isfinite(both["mdad_unseen"].astype(float))
@@ -162,9 +166,11 @@ def unseen_loss(seen: pd.DataFrame | list[dict], unseen: pd.DataFrame | list[dic
     spread = (len(loss) >= 2 and noise.compare(*magnitude(least), *magnitude(most)) == noise.BETTER)
     reach = float(np.nanmedian((highs - lows).to_numpy() / 2))
     if not spread:
+        reach_text = (f"reach about ±{reach:.1f} points and overlap" if np.isfinite(reach) else
+                      "are open above for some methods and overlap")
         text = (f"judged on the unseen half, the MDADs change by {loss.min():+.1f} to {loss.max():+.1f} points "
                 f"{where}; the methods' differences are within noise (the unseen MDADs' intervals, widened by one "
-                f"gap bin, reach about ±{reach:.1f} points and overlap), so no method is singled out")
+                f"gap bin, {reach_text}), so no method is singled out")
     else:
         verb = "grows" if loss[most] > 0 else "falls" if loss[most] < 0 else "changes"
         text = (f"judged on the unseen half, the MDAD of {label(most)} {verb} most ({loss[most]:+.1f} points "

@@ -77,3 +77,13 @@ def test_paired_verdicts_on_too_few_pairs_become_too_few_pairs_to_tell():
     assert best.startswith("no method can be called the most reliable at k = 10") and "18 target pairs" in best
     assert "most reliable method" in best_at_size_paired({"random": plenty}, 10, "anchor_points",
                                                          {"anchor_points": 0.0, "random": 2.5}).text
+
+
+def test_unseen_loss_on_too_few_pairs_says_so():
+    seen = pd.DataFrame({"selector": ["x", "y"], "size": 10, "mdad": [10.0, 10.0]})
+    unseen = pd.DataFrame({"selector": ["x", "y"], "size": 10, "mdad": [7.0, 5.0], "ci_low": [7.0, 5.0],
+                           "ci_high": [7.0, 5.0], "n_pairs": 18, "n_runs": 3})
+    claim = claims.unseen_loss(seen, unseen)
+    assert "too few pairs to tell: 18 target pairs" in claim.text and "most" not in claim.text
+    assert claims.recompute(claim.payload()).text == claim.text
+    assert "falls most" in claims.unseen_loss(seen, unseen.assign(n_pairs=900)).text
