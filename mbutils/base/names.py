@@ -3,7 +3,8 @@
 Every figure and table reads its names here: selectors (:func:`label`), table columns
 (:func:`column_label`), target sets (:func:`target_set_label`) and booleans
 (:func:`yes_no`), all reachable through :func:`display_name`; :func:`count_noun` writes
-"1 run" / "3 runs" so no page says "1 runs". It imports nothing but the standard library,
+"1 run" / "3 runs" so no page says "1 runs", and :func:`possessive` "Anchor Points'", not
+"Anchor Points's". It imports nothing but the standard library,
 so any layer may.
 
 The styles are built to survive a greyscale print: families (a method and its variants)
@@ -147,6 +148,12 @@ def display_name(kind: str, value) -> str:
     if kind not in _NAMERS:
         raise ValueError(f"unknown kind of name {kind!r}; use one of {', '.join(_NAMERS)}")
     return _NAMERS[kind](value)
+
+
+def possessive(name: str) -> str:
+    """``name``'s possessive: "Random's", but "Anchor Points'" for a name that ends in s."""
+    name = str(name)
+    return name + ("'" if name.endswith("s") else "'s")
 
 
 def count_noun(count, noun: str, plural: str | None = None) -> str:

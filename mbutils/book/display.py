@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 import warnings
 from io import BytesIO
 
@@ -261,7 +262,37 @@ def claim_note(title: str, claim, key: str | None = None) -> None:
     """Show a computed claim as a note (glued under ``key`` when given)."""
     if key:
         glue_claim(key, claim)
-    note(title, claim.text[:1].upper() + claim.text[1:] + ".")
+    note(title, sentence_start(claim.text, _strings(claim.payload())) + ".")
+
+
+def _strings(value) -> set[str]:
+    """Every string inside ``value`` (dicts, lists and tuples opened): the names a claim was made of."""
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return set().union(*(_strings(v) | _strings(k) for k, v in value.items())) if value else set()
+    if isinstance(value, (list, tuple, set)):
+        return set().union(*(_strings(v) for v in value)) if value else set()
+    return set()
+
+
+def sentence_start(text: str, names=()) -> str:
+    """``text`` begun as a sentence: its first letter capitalised, unless its first word is a name
+    (one of ``names``, a benchmark's key, or a word that holds a digit, ``_``, ``-``, ``/`` or ``.``,
+    or ends in a colon, as "bbh14x72: ..." does), whose case is never changed: the sentence is then
+    opened with "Per bundle," (before a "name: ..." list) or "In this build,"."""
+    from mbutils.data.datasets import BENCHMARKS
+
+    match = re.match(r"(\S+)", text)
+    if not match or not text[:1].islower():
+        return text
+    word = match.group(1)
+    if word.endswith(":"):
+        return "Per bundle, " + text
+    bare = re.sub(r"('s|')?[,;:]*$", "", word)
+    if bare in set(names) | set(BENCHMARKS) or re.search(r"[\d_/.\-]", bare):
+        return "In this build, " + text
+    return text[:1].upper() + text[1:]
 
 
 def settings_list(settings: dict, title: str) -> str:

@@ -61,7 +61,8 @@ def near_chance_text(benchmark, within: float = 5.0) -> str:
         return ""
     acc = 100.0 * benchmark.accuracy
     near = int(np.sum(acc <= 100.0 * chance + within))
-    return f"{near:,} of its {benchmark.n_models:,} models score within {within:g} points of chance"
+    return (f"{near:,} of its {benchmark.n_models:,} models {'scores' if near == 1 else 'score'} within {within:g} "
+            "points of chance")
 
 
 def data_facts(setting, *, close: float = 2.0, near: float = 5.0) -> dict[str, str]:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.errors import MbutilsError
-from mbutils.base.names import label
+from mbutils.base.names import count_noun, label
 from mbutils.book.display import glue, note
 from mbutils.methods.selectors.registry import needs_sources
 from mbutils.results.pair_sizes import bin_pairs, share_reaching, size_for_share
@@ -54,8 +54,10 @@ def _recommendation(setting, pairs: pd.DataFrame, full: int | None, threshold: f
     average = "more than all items" if full is None else f"{full:,} items"
     reach = "no" if full is None else f"{share_reaching(pairs, full):.0%} of the"
     return [f"<b>Recommended, per pair:</b> {recommended:,} of all {setting.benchmark.n_items:,} items, the size at "
-            f"which at least 80% of the {len(pairs):,} pairs of the bin are each ordered correctly with probability "
-            f"{threshold:g} (exact, pair by pair, judged on the whole benchmark; the bin average's {average} bring "
+            + ("which the bin's only pair is" if len(pairs) == 1
+               else f"which at least 80% of the bin's {count_noun(len(pairs), 'pair')} are each")
+            + " ordered correctly with probability "
+            + f"{threshold:g} (exact, pair by pair, judged on the whole benchmark; the bin average's {average} bring "
             f"{reach} pairs there). Choose them uniformly at random, e.g. "
             "<code>numpy.random.default_rng(seed).choice(N, k, replace=False)</code>."], recommended
 

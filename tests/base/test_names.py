@@ -34,3 +34,17 @@ def test_count_noun_is_plural_aware():
     assert styles.count_noun(np.int64(1), "model") == "1 model"
     assert styles.count_noun(2, "child", "children") == "2 children"
     assert styles.count_noun(1, "child", "children") == "1 child"
+
+
+def test_possessive_of_a_name_ending_in_s():
+    assert styles.possessive("Random") == "Random's"
+    assert styles.possessive("Anchor Points") == "Anchor Points'"
+
+
+def test_a_sentence_never_recases_a_data_name():
+    from mbutils.book.display import sentence_start
+
+    assert sentence_start("bbh14x72: from k = 50") == "Per bundle, bbh14x72: from k = 50"
+    assert sentence_start("gpqa has 448 items") == "In this build, gpqa has 448 items"
+    assert sentence_start("mybench has 3 models", {"mybench"}) == "In this build, mybench has 3 models"
+    assert sentence_start("no method is lower") == "No method is lower"
