@@ -56,3 +56,17 @@ def test_real_bundles_come_first_with_a_protocol_fitted_to_their_pool():
     assert choice.name == "synthetic-mmlu-pro"
     assert "only 40 complete models" in choice.reason and "only 26 complete models" in choice.reason
     assert book.resolve_data("bbh", target_set="7b_instruct").name == "synthetic-bbh"  # the real pool names none
+
+
+def test_the_banner_credits_only_the_parameters_the_reader_passed(monkeypatch):
+    """'changed by parameters' lists a profile setting only when the reader passed the same-named
+    parameter with that value; a value the chapter derives (use_micro's sizes from k) is not theirs."""
+    from mbutils.book import setting
+
+    given = {"sizes": [100], "runs": 3, "sources": None}
+    monkeypatch.setattr(setting, "reader_parameters", lambda: {"data": "/tmp/x"})
+    assert setting._reader_overrides(given) == {}
+    monkeypatch.setattr(setting, "reader_parameters", lambda: {"data": "/tmp/x", "runs": 3, "sizes": "50,100"})
+    assert setting._reader_overrides(given) == {"runs": 3}
+    monkeypatch.setattr(setting, "reader_parameters", lambda: None)  # a script: its arguments are its own
+    assert setting._reader_overrides(given) == {"sizes": [100], "runs": 3}
