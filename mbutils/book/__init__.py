@@ -20,7 +20,7 @@ from __future__ import annotations
 #: module -> the names a chapter reads from it as ``book.<name>`` (each name once)
 _MODULES = {
     'mbutils.base.errors': ('MbutilsError',),
-    'mbutils.base.names': ('label', 'target_set_label'),
+    'mbutils.base.names': ('label', 'target_set_label', 'count_noun'),
     'mbutils.data.datasets': ('resolve_data',),
     'mbutils.data.datapath': ('describe_data_path',),
     'mbutils.data.synthetic': ('compare_to_reference',),

@@ -16,7 +16,7 @@ import pandas as pd
 from mbutils.results import noise
 from mbutils.results.claim import Claim, frame as _frame, pts as _pts, records as _records
 from mbutils.results.noise import random_within_ci_from
-from mbutils.base.names import label
+from mbutils.base.names import label, possessive
 from mbutils.base.tables import mdad_text
 
 
@@ -271,7 +271,7 @@ def best_at_size(mdad: pd.DataFrame | list[dict], size: int, baseline: str = "ra
     clear = noise.clear_best(table, size)
     base = part[part["selector"] == baseline]
     base_name = "random sampling" if baseline == "random" else label(baseline)
-    base_text = (f"; {base_name}'s is {_mdad_ci(base.iloc[0])}"
+    base_text = (f"; {possessive(base_name)} is {_mdad_ci(base.iloc[0])}"
                  if len(base) and lowest["selector"] != baseline else "")
     if clear is not None:
         text = (f"{label(clear)} is the most reliable method at k = {size} (MDAD {_mdad_ci(lowest)}{base_text}): "

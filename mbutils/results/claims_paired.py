@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mbutils.base.names import label
+from mbutils.base.names import label, possessive
 from mbutils.results.claim import Claim
 from mbutils.results.noise import MIN_PAIRS, TOO_FEW, too_few_sentence
 from mbutils.results.paired import BETTER, FEW_RUNS, UNKNOWN, WITHIN, WORSE, holm
@@ -105,7 +105,7 @@ def best_at_size_paired(comparisons: dict, size: int, lowest: str, mdads: dict, 
     rows = {o: r for o, r in rows.items() if r is not None}
     if mdads.get(lowest) is None:
         return Claim(f"no method reaches the threshold at k = {size}", "best_at_size_paired", inputs)
-    head = f"the lowest MDAD at k = {size} is {label(lowest)}'s ({mdads[lowest]:.1f} points, monotone fit)"
+    head = f"the lowest MDAD at k = {size} is {possessive(label(lowest))} ({mdads[lowest]:.1f} points, monotone fit)"
     if not rows:
         return Claim(head + "; no other method was run to compare with", "best_at_size_paired", inputs)
     few = [r for r in rows.values() if r["verdict"] == TOO_FEW]
