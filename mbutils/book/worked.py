@@ -15,12 +15,14 @@ from mbutils.base.errors import MbutilsError
 from mbutils.base.names import count_noun, label
 from mbutils.book.display import glue, note
 from mbutils.methods.selectors.registry import needs_sources
+from mbutils.results.noise import TOO_FEW
 from mbutils.results.pair_sizes import bin_pairs, share_reaching, size_for_share
 from mbutils.results.paired import BETTER, WITHIN, WORSE, compare_selectors
 from mbutils.results.planning import plan_table
 from mbutils.results.planning_curves import required_size
 
-_VERDICT_WORDS = {BETTER: "better than", WORSE: "worse than", WITHIN: "within noise of"}
+_VERDICT_WORDS = {BETTER: "better than", WORSE: "worse than", WITHIN: "within noise of",
+                  TOO_FEW: "not comparable (too few target pairs to tell) with"}
 
 
 @dataclass(frozen=True)

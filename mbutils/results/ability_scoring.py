@@ -33,6 +33,7 @@ from mbutils.base.errors import ResultsError
 from mbutils.results.claim import Claim
 from mbutils.results.claims_paired import RESOLUTION, family_note
 from mbutils.results.pair_metrics import kendall_tau_b, pair_agreement
+from mbutils.results.noise import MIN_PAIRS, TOO_FEW
 from mbutils.results.paired import BETTER, POWER_80, UNKNOWN, WITHIN, WORSE, compare_selectors
 from mbutils.results.results_table import iter_groups
 
@@ -215,10 +216,11 @@ def scoring_claim(rows: list[dict], resolution: float = RESOLUTION) -> Claim:
         part = [r for r in rows if r["measure"] == measure]
         if not part:
             continue
-        count = {v: sum(r["verdict"] == v for r in part) for v in (BETTER, WORSE, WITHIN, UNKNOWN)}
+        count = {v: sum(r["verdict"] == v for r in part) for v in (BETTER, WORSE, WITHIN, UNKNOWN, TOO_FEW)}
         text = (f"by {names[measure]}, ability scoring is better in {count[BETTER]}, worse in {count[WORSE]}, "
                 f"within noise in {count[WITHIN]}" + (f" and undecided in {count[UNKNOWN]}" if count[UNKNOWN] else "")
-                + f" of {len(part)}")
+                + (f", with too few target pairs to tell in {count[TOO_FEW]} (fewer than {MIN_PAIRS})"
+                   if count[TOO_FEW] else "") + f" of {len(part)}")
         if measure == "mdad" and count[WITHIN]:
             powered = sum(_powered(r, resolution) for r in part if r["verdict"] == WITHIN)
             text += (f" ({powered} of the {count[WITHIN]} within noise could have shown a {resolution:g}-point "

@@ -26,16 +26,18 @@ from mbutils.results.paired import BETTER, FEW_RUNS, UNKNOWN, WITHIN, WORSE, hol
 RESOLUTION = 2.0
 
 
+def _too_few_why(record: dict) -> str:
+    """Why a comparison record has no verdict: its pooled pairs against the minimum, and what would do."""
+    if not record.get("n_pairs"):
+        return f"too few pairs to tell (fewer than {MIN_PAIRS} target pairs pooled over the runs)"
+    return too_few_sentence(int(record["n_pairs"] * record["n_runs"]), int(record["n_runs"]))
+
+
 def comparison_records(table: pd.DataFrame) -> list[dict]:
-    """The columns of a comparison table the claims read, as JSON-able records; a size whose runs pool
-    fewer than ``mbutils.results.noise.MIN_PAIRS`` target pairs (``n_runs`` times the table's per-run
-    ``n_pairs``) gets the verdict "too few pairs to tell", whatever its interval says."""
+    """The columns of a comparison table the claims read, as JSON-able records (a size whose runs pool
+    too few target pairs carries compare_selectors' verdict "too few pairs to tell")."""
     cols = [c for c in ("size", "verdict", "difference", "low", "high", "p_value", "detectable", "runs_for_2",
                         "n_runs", "n_pairs") if c in table]
-    table = table.copy()
-    if {"n_runs", "n_pairs", "verdict"} <= set(table):
-        pooled = table["n_runs"].astype(float) * table["n_pairs"].astype(float)
-        table.loc[pooled < MIN_PAIRS, "verdict"] = TOO_FEW
     part = table[cols].astype(object)
     return part.where(pd.notna(part), None).to_dict("records")
 
@@ -110,10 +112,7 @@ def best_at_size_paired(comparisons: dict, size: int, lowest: str, mdads: dict, 
         return Claim(head + "; no other method was run to compare with", "best_at_size_paired", inputs)
     few = [r for r in rows.values() if r["verdict"] == TOO_FEW]
     if few:
-        r = few[0]
-        why = too_few_sentence(int(r["n_pairs"] * r["n_runs"]), int(r["n_runs"])) if r.get("n_pairs") else (
-            f"too few pairs to tell (fewer than {MIN_PAIRS} target pairs pooled over the runs)")
-        return Claim(f"no method can be called the most reliable at k = {size}: {head}, but {why}",
+        return Claim(f"no method can be called the most reliable at k = {size}: {head}, but {_too_few_why(few[0])}",
                      "best_at_size_paired", inputs)
     beaten = [o for o, r in rows.items() if r["verdict"] == BETTER]
     close = [o for o, r in rows.items() if r["verdict"] != BETTER]
@@ -182,9 +181,7 @@ def catch_up_paired(comparisons: dict, resolution: float = RESOLUTION):
             parts.append(f"{bench}: some method stays lower than random sampling beyond the noise up to the largest "
                          f"size run ({sizes[-1]})")
         elif sizes and any(r["verdict"] == TOO_FEW for r in by_size[sizes[-1]]):
-            r = next(r for r in by_size[sizes[-1]] if r["verdict"] == TOO_FEW)
-            why = (too_few_sentence(int(r["n_pairs"] * r["n_runs"]), int(r["n_runs"])) if r.get("n_pairs") else
-                   f"too few pairs to tell (fewer than {MIN_PAIRS} target pairs pooled over the runs)")
+            why = _too_few_why(next(r for r in by_size[sizes[-1]] if r["verdict"] == TOO_FEW))
             parts.append(f"{bench}: the experiment cannot tell up to the largest size run ({sizes[-1]}): {why}")
         else:
             parts.append(f"{bench}: the experiment cannot tell up to the largest size run "

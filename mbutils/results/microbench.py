@@ -40,7 +40,7 @@ from mbutils.data.benchmark import Benchmark
 from mbutils.methods.protocol import Protocol, fit_to_pool
 from mbutils.methods.runs import seeded_choices, single_threaded, source_data
 from mbutils.methods.selectors.base import MicroBenchmark, Selector
-from mbutils.methods.selectors.random_sampling import DifferenceMicroBenchmark, RegressionMicroBenchmark
+from mbutils.methods.selectors.random_sampling import DifferenceMicroBenchmark
 from mbutils.methods.selectors.spec import as_selector, selector_label
 from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark
 
@@ -114,7 +114,7 @@ def _choose(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed
         source = source_data(bench.correct, bench.subtask_codes, bench.confidence, rows, np.arange(bench.n_items))
         _, chosen = seeded_choices(selector.clone(), source, [k], seed=seed, run=0)
     micro = chosen[int(k)]
-    if isinstance(micro, RegressionMicroBenchmark) or (type(micro) not in FIXED and hasattr(micro, "source_correct")):
+    if type(micro) not in FIXED and hasattr(micro, "source_correct"):  # a regression fitted at scoring time
         raise SelectorError(f"{selector.name}: its estimate reads the pool's answers at scoring time through a model "
                             "fitted then, which a micro-benchmark folder does not hold; build it with "
                             "'random_difference' (a uniform sample read by the cross-fitted difference estimator, "

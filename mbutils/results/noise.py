@@ -33,6 +33,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from mbutils.base.names import count_noun
+
 BETTER, WORSE, WITHIN = "better", "worse", "within noise"
 #: The verdict of a comparison whose tables hold fewer than :data:`MIN_PAIRS` pairs at a size.
 TOO_FEW = "too few pairs to tell"
@@ -94,7 +96,7 @@ def too_few_text(table: pd.DataFrame) -> str:
 
 def too_few_sentence(n_pairs: int, n_runs: int) -> str:
     """The sentence of :func:`too_few_text` for ``n_pairs`` pooled pairs over ``n_runs`` runs."""
-    return (f"too few pairs to tell: {n_pairs} target pairs per size ({n_runs} run{'s' if n_runs != 1 else ''}), "
+    return (f"too few pairs to tell: {n_pairs} target pairs per size ({count_noun(n_runs, 'run')}), "
             f"fewer than the {MIN_PAIRS} an MDAD comparison needs (the binomial 95% margin of an agreement share "
             f"of 0.8 is ±0.1 only from {MIN_PAIRS} pairs); about {runs_needed(n_pairs, n_runs)} runs, or "
             f"{targets_needed(n_runs)} targets per run, would give that many")

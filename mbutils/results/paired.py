@@ -12,7 +12,9 @@ the difference. Per size:
 * ``difference`` = ``mdad_a - mdad_b`` and its 95% percentile interval ``low``, ``high``;
 * ``verdict``: ``better`` (A's MDAD smaller: the interval lies below 0), ``worse`` (above 0),
   ``within noise`` (the interval holds 0 and is finite), ``cannot tell`` (an MDAD not reached, or
-  the interval open at one end: too many draws never reach the threshold);
+  the interval open at one end: too many draws never reach the threshold), ``too few pairs to tell``
+  (the runs pool fewer than ``mbutils.results.noise.MIN_PAIRS`` target pairs: a bootstrap of so few
+  pairs can look exact and measure nothing, whatever its interval says);
 * ``detectable``: the smallest difference the comparison would see with 80% power (a two-sided
   5% test; ``2.8`` standard errors, the standard error taken from the interval's width), and
   ``runs_for_2``: the runs that would make a 2-point difference detectable (the standard error
@@ -32,6 +34,7 @@ from scipy.stats import norm
 
 from mbutils.base.errors import ResultsError
 from mbutils.base.validation import check_int, check_number
+from mbutils.results.noise import MIN_PAIRS, TOO_FEW
 from mbutils.results.pair_metrics import first_crossing, gap_bins, monotone_rates, pair_agreement
 from mbutils.results.results_table import iter_groups
 
@@ -131,7 +134,9 @@ def _compare_size(pa, pb, *, threshold, tie_rule, bin_width, method, n_boot, rng
     se = float(np.std(finite, ddof=1)) if len(finite) > 2 else np.nan
     detectable = POWER_80 * se if np.isfinite(se) else np.nan
     ma, mb = float(mdads[0][0]), float(mdads[1][0])
-    if not (np.isfinite(ma) and np.isfinite(mb)) or open_end or not (np.isfinite(low) and np.isfinite(high)):
+    if n_runs * n_pairs < MIN_PAIRS:
+        verdict = TOO_FEW
+    elif not (np.isfinite(ma) and np.isfinite(mb)) or open_end or not (np.isfinite(low) and np.isfinite(high)):
         verdict = UNKNOWN
     elif high < 0:
         verdict = BETTER

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from mbutils.results.noise import MIN_PAIRS
+
 from mbutils.base.errors import ResultsError
 from mbutils.results import claims
 from mbutils.results.ability_scoring import (ABILITY, ACCURACY, UNDEFINED, comparison_rows, run_measures,
@@ -109,8 +111,12 @@ def test_the_claim_counts_verdicts_says_pointwise_and_recomputes():
     assert "these 3 verdicts are pointwise" in claim.text and "Holm" in claim.text
     assert "4 runs, fewer than the 20" in claim.text
     assert claims.recompute(claim.payload()).text == claim.text
-    # every draw alike: no spread to judge the power by, so no MDAD comparison is called powered
-    alike = scoring_comparison(_table({ACCURACY: ability, ABILITY: ability}), n_boot=100)
+    # 4 runs of 15 pairs pool 60 target pairs, fewer than MIN_PAIRS: the MDAD comparison has no verdict
+    assert "by MDAD, ability scoring is better in 0, worse in 0, within noise in 0, with too few target pairs " \
+           f"to tell in 1 (fewer than {MIN_PAIRS}) of 1" in claim.text
+    # five runs (75 pairs), every draw alike: no spread to judge the power by, so no MDAD comparison is powered
+    alike5 = np.tile(np.linspace(0.1, 0.9, 6), (5, 1))
+    alike = scoring_comparison(_table({ACCURACY: alike5, ABILITY: alike5}, runs=5), n_boot=100)
     assert "(0 of the 1 within noise could have shown" in scoring_claim(comparison_rows({"Toy": alike})).text
     assert scoring_claim([]).text == "no adaptive tests were scored both ways"
 

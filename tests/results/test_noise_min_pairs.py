@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.results import claims, noise
+from mbutils.results.paired import compare_selectors
 from mbutils.results.claims_paired import best_at_size_paired, comparison_records, versus_random_paired
 
 
@@ -67,8 +68,24 @@ def paired_table(n_pairs_per_run: int, n_runs: int = 3) -> pd.DataFrame:
                          "runs_for_2": [1, 1], "n_runs": n_runs, "n_pairs": n_pairs_per_run})
 
 
+def thin_results(n_runs: int = 3) -> pd.DataFrame:
+    """Two selectors, ``n_runs`` runs of four targets (6 pairs a run) at sizes 10 and 50; "mine" orders
+    every pair right, random sampling swaps one pair in every run."""
+    frames = []
+    for selector, estimate in (("mine", [0.9, 0.7, 0.5, 0.3]), ("random", [0.7, 0.9, 0.5, 0.3])):
+        for run in range(n_runs):
+            for size in (10, 50):
+                frames.append(pd.DataFrame({
+                    "run": run, "selector": selector, "size": size, "model": list("abcd"), "estimate": estimate,
+                    "seen_correct": [18, 14, 10, 6], "n_seen": 20, "unseen_correct": [18, 14, 10, 6],
+                    "n_unseen": 20}))
+    return pd.concat(frames, ignore_index=True)
+
+
 def test_paired_verdicts_on_too_few_pairs_become_too_few_pairs_to_tell():
-    thin, plenty = comparison_records(paired_table(6)), comparison_records(paired_table(300))
+    table = compare_selectors(thin_results(), "mine", "random", n_boot=50)
+    assert (table["n_runs"] * table["n_pairs"] == 18).all() and (table["verdict"] == noise.TOO_FEW).all()
+    thin, plenty = comparison_records(table), comparison_records(paired_table(300))
     assert [r["verdict"] for r in thin] == [noise.TOO_FEW] * 2
     assert [r["verdict"] for r in plenty] == ["better", "worse"]
     text = versus_random_paired({"B": thin}, "anchor_points").text
