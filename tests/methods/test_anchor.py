@@ -258,3 +258,30 @@ def test_anchor_points_refuses_a_matrix_larger_than_its_limit(monkeypatch):
         AnchorPoints().prepare(source, np.random.default_rng(0))
     small = SourceData(correct=source.correct[:, :15], subtasks=np.zeros(15, int))  # 900 bytes: allowed
     assert AnchorPoints().prepare(small, np.random.default_rng(0)).n_items == 15
+
+
+def test_anchor_points_runs_without_loading_scikit_learn_and_leaves_it_importable():
+    """FasterPAM is imported with scikit-learn marked absent (over a second per process saved); the
+    medoids equal those of a process that loaded scikit-learn first, and scikit-learn still imports."""
+    import subprocess
+    import sys
+
+    script = """
+import sys
+import numpy as np
+{first}
+from mbutils.methods.selectors.anchor import AnchorPoints
+from mbutils.methods.selectors.base import SourceData
+rng = np.random.default_rng(0)
+conf = rng.random((40, 120))
+source = SourceData(correct=(conf > 0.5).astype(float), subtasks=np.zeros(120, dtype=int), confidence=conf)
+selector = AnchorPoints()
+micro = selector.select(selector.prepare(source, rng), 12, rng)
+loaded = "sklearn" in sys.modules
+import sklearn.base
+print(loaded, list(micro.items))
+"""
+    runs = [subprocess.run([sys.executable, "-c", script.format(first=first)], capture_output=True, text=True,
+                           check=True).stdout.split(" ", 1) for first in ("", "import sklearn.base")]
+    assert runs[0][0] == "False" and runs[1][0] == "True"
+    assert runs[0][1] == runs[1][1]

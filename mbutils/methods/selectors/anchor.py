@@ -8,6 +8,7 @@ models, so one medoid per cluster stands for the cluster, weighted by its size.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -176,8 +177,7 @@ class AnchorPoints(Selector):
         return MicroBenchmark(items=medoids, weights=weights, reads=self.reads)
 
     def _medoids(self, prepared: AnchorPrepared, k: int, rng: np.random.Generator):
-        import kmedoids  # imported here: it imports scikit-learn, over a second that most uses never need
-
+        kmedoids = import_kmedoids()
         n_items = prepared.n_items
         seed = int(rng.integers(0, 2**31 - 1))
         smaller = [size for size in prepared.medoids_by_size if size < k] if self.warm_start else []
@@ -194,6 +194,34 @@ class AnchorPoints(Selector):
         members = assign_to_medoids(prepared.dissimilarity, medoids)
         weights = np.bincount(members, minlength=len(medoids)) / float(n_items)
         return medoids, weights
+
+
+def import_kmedoids():
+    """The ``kmedoids`` package, imported without scikit-learn when that is not loaded yet.
+
+    ``kmedoids`` imports scikit-learn only to give its ``KMedoids`` estimator scikit-learn's base
+    classes, and falls back to plain ``object`` when the import fails. FasterPAM needs neither,
+    and scikit-learn costs over a second of CPU in every process that runs Anchor Points (each
+    worker of an experiment, each chapter's kernel). So the import is made with scikit-learn
+    marked absent, under the interpreter's import lock, so that no other thread sees it absent.
+    Where scikit-learn is already loaded, the plain import is used.
+    """
+    if "kmedoids" in sys.modules or "sklearn" in sys.modules:
+        import kmedoids
+
+        return kmedoids
+    import _imp
+
+    _imp.acquire_lock()
+    try:
+        sys.modules["sklearn"] = None  # ``import sklearn...`` raises ImportError while this is set
+        try:
+            import kmedoids
+        finally:
+            del sys.modules["sklearn"]
+    finally:
+        _imp.release_lock()
+    return kmedoids
 
 
 def extend_medoids(dissimilarity: np.ndarray, medoids: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:

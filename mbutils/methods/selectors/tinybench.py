@@ -36,6 +36,7 @@ import numpy as np
 from mbutils.base.errors import SelectorError
 from mbutils.methods.kmeans import kmeans
 from mbutils.methods.irt import IRTError, single_threaded
+from mbutils.methods import irt_memo
 from mbutils.methods.irt_fit import IRTModel
 from mbutils.base.validation import Integer, Real
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
@@ -182,9 +183,9 @@ class TinyBenchmarks(Selector):
                     n_init=self.n_init, kmeans_max_iter=self.kmeans_max_iter)
 
     def _fit(self, Y: np.ndarray) -> IRTModel:
-        model = self.irt.clone()
+        """The IRT fit of ``Y`` (read-only; the process's earlier fit of the same data if it has one)."""
         try:
-            return model.fit(Y)
+            return irt_memo.fitted(self.irt, Y)
         except IRTError as err:
             raise SelectorError(f"{self.name}: IRT fit failed: {err}") from None
 
