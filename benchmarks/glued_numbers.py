@@ -6,7 +6,7 @@
 Speed work must leave the book's results alone: a build before the change is saved, a build after
 it is compared, and every glued value (the text a page shows: numbers, sentences, tables) must be
 the same. ``BUILD_DIR`` is a book's output folder (``_build`` of ``jupyter-book build``, holding
-``jupyter_execute/``). With ``--rtol`` the numbers inside a value may differ by that relative
+``jupyter_execute/``, where myst-nb keeps each page's glued outputs in ``PAGE.glue.json``). With ``--rtol`` the numbers inside a value may differ by that relative
 tolerance (state why in the change that uses it); everything else must be equal. Values whose key
 the reference lacks (a new glue) or the build lacks (a removed one) are listed, and count as
 differences only with ``--strict-keys``. Exit 1 when anything differs.
@@ -40,6 +40,11 @@ def collect(build: Path) -> dict[str, dict[str, str]]:
     pages = {}
     for path in sorted(root.rglob("*.ipynb")):
         values = glued_values(nbformat.read(path, as_version=4))
+        stored = path.with_suffix(".glue.json")  # myst-nb moves a page's glued outputs here
+        if stored.is_file():
+            for key, output in json.loads(stored.read_text(encoding="utf-8")).items():
+                values[key] = {mime: "".join(v) if isinstance(v, list) else str(v)
+                               for mime, v in output.get("data", {}).items()}
         page = path.relative_to(root).with_suffix("").as_posix()
         pages[page] = {key: next((data[m] for m in MIMES if m in data), "") for key, data in sorted(values.items())}
     return pages

@@ -36,6 +36,15 @@ def test_collect_reads_each_glued_value_by_page_and_nothing_else(tmp_path):
                                                                     "mdad": "3.5"}}
 
 
+
+def test_collect_reads_the_values_myst_nb_moved_to_the_pages_glue_file(tmp_path):
+    """A Jupyter Book build keeps a page's glued outputs in ``PAGE.glue.json``, not in the notebook."""
+    build = _build(tmp_path, {"kept": "1"})
+    stored = {"moved": {"data": {"text/plain": "'MDAD 3.5'", "text/markdown": ["MDAD ", "3.5"]},
+                        "metadata": {"scrapbook": {"name": "moved"}}, "output_type": "display_data"}}
+    (build / "jupyter_execute" / "chapters" / "sel_random.glue.json").write_text(json.dumps(stored))
+    assert glued_numbers.collect(build) == {"chapters/sel_random": {"kept": "1", "moved": "'MDAD 3.5'"}}
+
 def test_compare_finds_a_changed_number_and_lists_keys_on_one_side():
     old = {"p": {"a": "3.5 points", "b": "x", "gone": "1"}}
     new = {"p": {"a": "3.6 points", "b": "x", "new": "2"}}
