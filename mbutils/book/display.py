@@ -160,13 +160,17 @@ MDAD_COLUMNS = (*MDAD_VALUE_COLUMNS, "run_ci_low", "run_ci_high")
 _KNOWN_MDAD = frozenset(MDAD_COLUMNS) | {column_label(c) for c in MDAD_COLUMNS}
 #: Lower CI bounds of an MDAD: the paper's symmetric interval can reach below 0 points.
 CI_LOW_COLUMNS = frozenset({"ci_low", "run_ci_low"}) | {column_label(c) for c in ("ci_low", "run_ci_low")}
+#: Upper CI bounds of an MDAD: NaN when the interval does not close (too few pairs, or a bound never reached).
+CI_HIGH_COLUMNS = frozenset({"ci_high", "run_ci_high"}) | {column_label(c) for c in ("ci_high", "run_ci_high")}
+#: How an upper CI bound that does not close reads (the interval is open at that end).
+OPEN_BOUND = "open"
 
 
-def mdad_cell(value, digits: int = 2, *, lower_bound: bool = False) -> str:
-    """An MDAD value as tables show it: 'not reached' for NaN, a lower CI bound below 0
-    floored at 0 with :data:`CI_FLOOR_MARK` (explained by :data:`CI_FLOOR_NOTE`)."""
+def mdad_cell(value, digits: int = 2, *, lower_bound: bool = False, upper_bound: bool = False) -> str:
+    """An MDAD value as tables show it: 'not reached' for NaN ('open' for an upper CI bound), a lower
+    CI bound below 0 floored at 0 with :data:`CI_FLOOR_MARK` (explained by :data:`CI_FLOOR_NOTE`)."""
     if not np.isfinite(value):
-        return NOT_REACHED
+        return OPEN_BOUND if upper_bound else NOT_REACHED
     return ci_bound_text(value, digits, lower=lower_bound)
 
 
@@ -182,7 +186,7 @@ def pretty(table, digits: int = 2, *, mdad_columns=()):
     (:func:`mbutils.base.names.column_label`), booleans as yes/no, numbers rounded.
 
     MDAD columns (the known ones, :data:`MDAD_COLUMNS`, plus ``mdad_columns`` and the
-    table's ``attrs["mdad_columns"]``) read 'not reached' for NaN; their negative lower CI
+    table's ``attrs["mdad_columns"]``) read 'not reached' for NaN ('open' for an upper CI bound); their negative lower CI
     bounds show as '0*', and the returned table's ``attrs["footnotes"]`` then holds
     :data:`CI_FLOOR_NOTE` (:func:`table` prints it under the table).
     """
@@ -198,7 +202,7 @@ def pretty(table, digits: int = 2, *, mdad_columns=()):
             out[col] = out[col].map(lambda v: v if v is None or v != v else yes_no(v))
         elif out[col].dtype.kind == "f" and col in mdad:
             low = col in CI_LOW_COLUMNS
-            out[col] = [mdad_cell(v, digits, lower_bound=low) for v in out[col]]
+            out[col] = [mdad_cell(v, digits, lower_bound=low, upper_bound=col in CI_HIGH_COLUMNS) for v in out[col]]
             floored |= low and any(map(ci_floored, out[col]))
         elif out[col].dtype.kind == "f":
             out[col] = out[col].round(digits)

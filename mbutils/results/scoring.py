@@ -34,6 +34,7 @@ of ``leaderboard_gpqa_main`` scores the items ``gpqa_main_NNN``.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,7 +113,7 @@ def read_responses_csv(folder: MicroFolder, path: Path) -> Answers:
     """A bundle-format ``responses.csv`` (``model`` column, one 0/1 column per item): every chosen item
     in exactly one column, every model in one row, every answer 0 or 1."""
     header = _header(path)
-    repeated = sorted({name for name in header if header.count(name) > 1})
+    repeated = sorted(name for name, n in Counter(header).items() if n > 1)  # linear: a header may hold 12,000 items
     if repeated:
         first = repeated[0]
         columns = [str(j + 1) for j, name in enumerate(header) if name == first]
@@ -130,7 +131,7 @@ def read_responses_csv(folder: MicroFolder, path: Path) -> Answers:
     if odd.size:
         raise ScoreError(f"{path}: row {int(odd[0]) + 2}, column 'model': the name holds a line break or another control "
                          "character; give each model a plain name")
-    twice = sorted({m for m in models if models.count(m) > 1})
+    twice = sorted(m for m, n in Counter(models).items() if n > 1)
     if twice:
         rows = [str(i + 2) for i, m in enumerate(models) if m == twice[0]]
         raise ScoreError(f"{path}: model {twice[0]!r} has rows {', '.join(rows)}; give each model one row")
@@ -312,7 +313,7 @@ def read_answers(folder: MicroFolder, paths, metric: str = "acc", log_filter: st
         return read_lm_eval(folder, paths, metric, log_filter)
     parts = [read_responses_csv(folder, p) for p in csvs]
     models = [m for part in parts for m in part.models]
-    repeated = sorted({m for m in models if models.count(m) > 1})
+    repeated = sorted(m for m, n in Counter(models).items() if n > 1)
     if repeated:
         raise ScoreError(f"models appear in more than one file: {_names(repeated)}; give each model once")
     return Answers(models=models, correct=np.concatenate([p.correct for p in parts]), confidence=None,

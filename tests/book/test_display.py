@@ -12,6 +12,8 @@ from helpers import mdad_rows
 from mbutils.base import names as styles
 from mbutils.book import display
 from mbutils.book.display import download_link, pretty
+from mbutils.base.names import column_label
+from mbutils.base.tables import NOT_REACHED
 
 
 def test_pretty_spells_not_reached_and_uses_display_names():
@@ -68,3 +70,13 @@ def test_negative_lower_ci_bounds_show_as_zero_with_a_note(monkeypatch):
     monkeypatch.setattr(display, "display", html_out.append)
     display.table(table, caption="MDAD.")
     assert "0*" in html_out[0].data and "shown as 0" in html_out[0].data
+
+
+def test_an_upper_ci_bound_that_does_not_close_reads_open_and_a_missing_mdad_not_reached():
+    """A thin pool widens the interval to [0, open] (ci_high NaN): the table says 'open', not 'not reached'."""
+    table = pd.DataFrame({"selector": ["random", "anchor_points"], "mdad": [np.nan, 2.5], "ci_low": [np.nan, 0.0],
+                          "ci_high": [np.nan, np.nan], "run_ci_high": [4.0, np.nan]})
+    shown = display.pretty(table)
+    assert shown["MDAD"].tolist() == [NOT_REACHED, "2.5"]
+    assert shown["CI high"].tolist() == [display.OPEN_BOUND, display.OPEN_BOUND]
+    assert shown[column_label("run_ci_high")].tolist() == ["4", display.OPEN_BOUND]
