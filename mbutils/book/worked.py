@@ -15,7 +15,7 @@ from mbutils.base.errors import MbutilsError
 from mbutils.base.names import count_noun, label
 from mbutils.book.display import glue, note
 from mbutils.methods.selectors.registry import needs_sources
-from mbutils.results.noise import TOO_FEW
+from mbutils.results.noise import MIN_PAIRS, TOO_FEW, too_few_sentence
 from mbutils.results.pair_sizes import bin_pairs, share_reaching, size_for_share
 from mbutils.results.paired import BETTER, WITHIN, WORSE, compare_selectors
 from mbutils.results.planning import plan_table
@@ -68,6 +68,11 @@ def _with_sources(setting, cells: pd.DataFrame, gap: float, threshold: float, la
     supported = cells[cells["size"].notna()]
     learners = supported[supported["selector"].map(needs_sources).astype(bool)] if len(supported) else supported
     if not len(learners):
+        runs, targets = setting.protocol.n_runs, setting.protocol.n_targets
+        pooled = runs * targets * (targets - 1) // 2
+        if pooled < MIN_PAIRS:  # a thin pool: no interval can close, whatever the size
+            return [f"<b>With source models:</b> no method's interval supports a {gap:g}-point gap here, "
+                    f"{too_few_sentence(pooled, runs)}; meanwhile take random sampling's exact answer."]
         return [f"<b>With source models:</b> no method's interval supports a {gap:g}-point gap at the sizes run "
                 f"(up to {largest}); run larger sizes, or take random sampling's exact answer."]
     best = learners.sort_values("size").iloc[0]
