@@ -72,9 +72,15 @@ def ks_distance(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def component_shares(matrix: np.ndarray, n: int = 5) -> np.ndarray:
-    """Share of variance of the first ``n`` principal components of the item-centred matrix."""
+    """Share of variance of the first ``n`` principal components of the item-centred matrix.
+
+    The squared singular values are the eigenvalues of the smaller Gram matrix (models x models
+    for a benchmark's wide matrix): the same shares as an SVD's, to rounding, a tenth of the work.
+    """
     filled = np.where(np.isnan(matrix), np.nanmean(matrix, axis=0), matrix)
-    values = np.linalg.svd(filled - filled.mean(axis=0), compute_uv=False) ** 2
+    centred = filled - filled.mean(axis=0)
+    gram = centred @ centred.T if centred.shape[0] <= centred.shape[1] else centred.T @ centred
+    values = np.clip(np.linalg.eigvalsh(gram)[::-1], 0.0, None)
     return values[:n] / values.sum()
 
 

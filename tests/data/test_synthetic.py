@@ -361,3 +361,16 @@ def test_unlearnable_items_sit_at_the_floor():
     # Strong models know every learnable item; the unlearnable quarter stays at chance.
     assert abs(np.mean(pvalues < 0.5) - 0.25) < 0.01
     assert abs(pvalues[pvalues < 0.5].mean() - 0.25) < 0.02
+
+
+@pytest.mark.parametrize("shape", [(40, 300), (300, 40), (6, 6), (3, 2)])
+def test_component_shares_are_the_squared_singular_values_shares(shape):
+    """The shares come from the smaller Gram matrix's eigenvalues; they equal an SVD's to rounding."""
+    from mbutils.data.synthetic_compare import component_shares
+
+    rng = np.random.default_rng(sum(shape))
+    matrix = (rng.random(shape) < 0.4).astype(float)
+    matrix[0, 0] = np.nan
+    filled = np.where(np.isnan(matrix), np.nanmean(matrix, axis=0), matrix)
+    squared = np.linalg.svd(filled - filled.mean(axis=0), compute_uv=False) ** 2
+    np.testing.assert_allclose(component_shares(matrix), squared[:5] / squared.sum(), rtol=0, atol=1e-12)
