@@ -241,54 +241,84 @@ def test_every_public_plotting_function_is_drawn_here(cases):
     assert list(cases) == CASE_NAMES
 
 
-# ------------------------------------------------------------------ no text runs into another
-@pytest.mark.parametrize("name", CASE_NAMES)
-def test_texts_do_not_overlap_and_stay_on_the_canvas(cases, name):
-    fig = cases[name][1]()
-    renderer = _draw(fig)
-    assert not text_clashes(fig, renderer), f"{name}: overlapping texts"
-    assert not off_canvas(fig, renderer), f"{name}: text outside the figure"
-
-
-@pytest.mark.parametrize("name", CASE_NAMES)
-def test_texts_do_not_overlap_as_the_book_shows_them(cases, name):
-    """The book's path: stand-in stamps on every panel, text scaled for the column, that dpi."""
-    fig = cases[name][1]()
-    dpi = display.prepare_figure(fig, stand_in=True)
-    renderer = _draw(fig, dpi)
-    assert not text_clashes(fig, renderer), f"{name}: overlapping texts in the book"
-    assert not off_canvas(fig, renderer), f"{name}: text outside the figure in the book"
-    px = min(t.get_fontsize() for t in drawn_texts(fig)) * dpi / 72
-    assert px >= display.MIN_TEXT_PX - 1e-6
-
-
-# ------------------------------------------------------------------ size axes look alike
+# ------------------------------------------------------------------ each figure drawn and measured once
 def _size_axes(fig):
     """Axes of micro-benchmark size k that tick something (an empty panel ticks nothing)."""
     return [ax for ax in fig.axes if ax.get_visible() and "size k" in ax.get_xlabel().replace("\n", " ")
             and len(ax.get_xticks())]
 
 
+def _size_tick_problems(fig, name: str) -> list[str]:
+    """What is wrong with the figure's size axes as last drawn: log axes ticked with plain integers and
+    no minor ticks; size axes ticked at the sizes run, the smallest and largest labelled."""
+    problems = []
+    for ax in fig.axes:
+        if ax.get_visible() and ax.get_xscale() == "log":
+            shown = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+            if not (shown and all(re.fullmatch(r"\d+(\.\d+)?", s) for s in shown)):
+                problems.append(f"{name}: log axis labels {shown}")
+            if ax.xaxis.get_minorticklocs().size:
+                problems.append(f"{name}: minor ticks on a log axis")
+    for ax in _size_axes(fig):
+        if ax.get_xscale() != "log":
+            problems.append(f"{name}: a size axis on a {ax.get_xscale()} scale")
+            continue
+        locs = ax.get_xticks()
+        if not set(locs) <= set(SIZES) | set(GPQA_SIZES):
+            problems.append(f"{name}: ticks at {locs}, not the sizes run")
+        shown = {float(t.get_text()) for t in ax.get_xticklabels() if t.get_text()}
+        if not {locs.min(), locs.max()} <= shown:
+            problems.append(f"{name}: the smallest and largest size lost their labels")
+    return problems
+
+
+_MEASURED: dict = {}
+
+
+def measured(cases, name: str) -> dict:
+    """The figure's measurements, made once for the three tests below (drawing is most of their time).
+
+    One copy is drawn as built, then readied for the page (no stand-in stamp) and drawn again at the
+    book's dpi; a second copy takes the book's path with stand-in stamps on every panel.
+    """
+    if name not in _MEASURED:
+        fig = cases[name][1]()
+        renderer = _draw(fig)
+        out = {"clashes": text_clashes(fig, renderer), "off": off_canvas(fig, renderer),
+               "ticks": _size_tick_problems(fig, name)}
+        _draw(fig, display.prepare_figure(fig))
+        out["ticks"] += _size_tick_problems(fig, name + " (scaled for the page)")
+        book = cases[name][1]()
+        dpi = display.prepare_figure(book, stand_in=True)
+        renderer = _draw(book, dpi)
+        out.update(book_clashes=text_clashes(book, renderer), book_off=off_canvas(book, renderer),
+                   book_px=min(t.get_fontsize() for t in drawn_texts(book)) * dpi / 72)
+        _MEASURED[name] = out
+    return _MEASURED[name]
+
+
+# ------------------------------------------------------------------ no text runs into another
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_texts_do_not_overlap_and_stay_on_the_canvas(cases, name):
+    found = measured(cases, name)
+    assert not found["clashes"], f"{name}: overlapping texts: {found['clashes']}"
+    assert not found["off"], f"{name}: text outside the figure: {found['off']}"
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_texts_do_not_overlap_as_the_book_shows_them(cases, name):
+    """The book's path: stand-in stamps on every panel, text scaled for the column, that dpi."""
+    found = measured(cases, name)
+    assert not found["book_clashes"], f"{name}: overlapping texts in the book: {found['book_clashes']}"
+    assert not found["book_off"], f"{name}: text outside the figure in the book: {found['book_off']}"
+    assert found["book_px"] >= display.MIN_TEXT_PX - 1e-6
+
+
+# ------------------------------------------------------------------ size axes look alike
 @pytest.mark.parametrize("name", CASE_NAMES)
 def test_size_axes_tick_the_sizes_run_as_plain_integers(cases, name):
-    fig = cases[name][1]()
-    for scale in (False, True):
-        if scale:
-            dpi = display.prepare_figure(fig)
-            _draw(fig, dpi)
-        else:
-            _draw(fig)
-        for ax in fig.axes:
-            if ax.get_visible() and ax.get_xscale() == "log":
-                shown = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
-                assert shown and all(re.fullmatch(r"\d+(\.\d+)?", s) for s in shown), (name, shown)
-                assert not ax.xaxis.get_minorticklocs().size
-        for ax in _size_axes(fig):
-            assert ax.get_xscale() == "log"
-            locs = ax.get_xticks()
-            assert set(locs) <= set(SIZES) | set(GPQA_SIZES), (name, locs)
-            shown = {float(t.get_text()) for t in ax.get_xticklabels() if t.get_text()}
-            assert {locs.min(), locs.max()} <= shown, "the smallest and largest size keep their labels"
+    problems = measured(cases, name)["ticks"]
+    assert not problems, problems
 
 
 def test_size_labels_thin_out_instead_of_colliding(wide):
