@@ -25,6 +25,22 @@ def mdad_text(value, fmt: str = "g", unit: str = "") -> str:
     return f"{float(value):{fmt}}{unit}"
 
 
+#: How the upper bound of an MDAD's interval reads where the interval does not close (too few pairs, or
+#: a bound no bootstrap draw reaches).
+OPEN_BOUND = "open"
+
+
+def upper_bound_text(value, fmt: str = "g", unit: str = "") -> str:
+    """The upper bound of an MDAD's interval as text: 'open' (``OPEN_BOUND``) for NaN, infinity or None.
+
+    >>> upper_bound_text(7.5, unit=" points"), upper_bound_text(float("nan"))
+    ('7.5 points', 'open')
+    """
+    if value is None or not math.isfinite(float(value)):
+        return OPEN_BOUND
+    return f"{float(value):{fmt}}{unit}"
+
+
 #: A text cell starting with one of these is a formula to a spreadsheet (or, for the quote, would read
 #: as one once unquoted): written with a leading ``'`` that :func:`from_csv_text` takes off again.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "'")

@@ -15,7 +15,7 @@ from IPython.display import HTML, display
 from mbutils.book.profiles import PROFILE_BLURB, PROFILE_ENV, profile_name
 from mbutils.results.reports import fmt_points  # noqa: F401  (chapters call book.fmt_points)
 from mbutils.base.names import (CI_FLOOR_MARK, CI_FLOOR_NOTE, ci_bound_text, ci_floored, column_label, label, target_set_label, yes_no)
-from mbutils.base.tables import MDAD_VALUE_COLUMNS, NOT_REACHED, render
+from mbutils.base.tables import MDAD_VALUE_COLUMNS, NOT_REACHED, OPEN_BOUND, render
 from mbutils.book.numbering import next_number
 from mbutils.book.plots.layout import (CSS_PX_PER_INCH, FIGURE_DPI, HTML_COLUMN_PX, MIN_TEXT_PT, PAGE_WIDTH_IN,
                                        PNG_PAD_IN)
@@ -162,8 +162,6 @@ _KNOWN_MDAD = frozenset(MDAD_COLUMNS) | {column_label(c) for c in MDAD_COLUMNS}
 CI_LOW_COLUMNS = frozenset({"ci_low", "run_ci_low"}) | {column_label(c) for c in ("ci_low", "run_ci_low")}
 #: Upper CI bounds of an MDAD: NaN when the interval does not close (too few pairs, or a bound never reached).
 CI_HIGH_COLUMNS = frozenset({"ci_high", "run_ci_high"}) | {column_label(c) for c in ("ci_high", "run_ci_high")}
-#: How an upper CI bound that does not close reads (the interval is open at that end).
-OPEN_BOUND = "open"
 
 
 def mdad_cell(value, digits: int = 2, *, lower_bound: bool = False, upper_bound: bool = False) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.errors import MbutilsError, ResultsError
-from mbutils.base.tables import mdad_text
+from mbutils.base.tables import mdad_text, upper_bound_text
 from mbutils.cli.common import (BIN_WIDTH, MAX_RUNS, MISSING_CHOICES, SEED, THRESHOLD, _add_mdad_options,
                                 _add_missing, _add_protocol, _bundle_folder, _check_out, _check_target_set,
                                 _Formatter, _number, _sizes, _whole_results, _workers, _write_table, add_retired_option,
@@ -281,7 +281,7 @@ def cmd_build_micro(args) -> int:
         reliability = f"no reliability card: {card.note}"
     else:
         reliability = (f"MDAD at k = {built.k}: {mdad_text(card.mdad, unit=' points')} (95% CI "
-                       f"{mdad_text(card.ci_low)} to {mdad_text(card.ci_high)}; random sampling: "
+                       f"{mdad_text(card.ci_low)} to {upper_bound_text(card.ci_high)}; random sampling: "
                        f"{mdad_text(card.random_mdad, unit=' points')})" + (f"; note: {card.note}" if card.note else ""))
     if card.choice:
         print(f"selector auto: {card.choice['reason']}")

@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from mbutils.base.tables import mdad_text
+from mbutils.base.tables import mdad_text, upper_bound_text
 
 #: Characters that make markup inside a line of Markdown (MyST's roles and GFM's tables too).
 _PUNCTUATION = re.compile(r"([\\`*_{}\[\]<>|~&$!#])")
@@ -65,7 +65,7 @@ def _reliability(card, k: int) -> list[str]:
         return [f"No MDAD was computed: {md_text(card.note)}.", ""]
     protocol = card.protocol
     lines = [f"- **MDAD at {threshold:g}% agreement**: {_points(card.mdad)} "
-             f"(95% interval {mdad_text(card.ci_low)} to {_points(card.ci_high)}), from {protocol['n_runs']} "
+             f"(95% interval {mdad_text(card.ci_low)} to {upper_bound_text(card.ci_high, unit=' points')}), from {protocol['n_runs']} "
              f"runs of the paper's protocol on the pool ({protocol['n_sources']} source and {protocol['n_targets']} "
              "target models per run).",
              f"- **Random sampling of the same {k} items**: MDAD {_points(card.random_mdad)} (the exact planner's "
