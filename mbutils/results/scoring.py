@@ -347,7 +347,7 @@ def score(folder, paths, *, level: float = 0.9, metric: str | None = None,
         One row per model: model, estimate, low, high (points), level, interval (its kind:
         ``"hypergeometric"``, ``"normal"`` or ``"empirical"``),
         above, below, indistinguishable (lists of pool models), mdad (points, NaN when the
-        card has none) and metric (the lm-eval metric read; None for a responses.csv).
+        card has none or its interval is open at the top: then no pool model is told apart) and metric (the lm-eval metric read; None for a responses.csv).
 
     Examples
     --------
@@ -383,7 +383,7 @@ def score(folder, paths, *, level: float = 0.9, metric: str | None = None,
         estimate = micro.estimate(answers.correct, answers.confidence)
         errors = micro_folder.calibration["error"].to_numpy(np.float64) if len(micro_folder.calibration) else []
         bounds = empirical_interval(estimate, errors, level)
-    mdad = float(micro_folder.card.get("mdad", np.nan))
+    mdad = card_mdad(micro_folder.card)
     pool = micro_folder.pool
     acc = 100.0 * pool["accuracy"].to_numpy(np.float64)
     rows = []
@@ -397,6 +397,29 @@ def score(folder, paths, *, level: float = 0.9, metric: str | None = None,
                      "below": pool["model"][sure & (gap < 0)].tolist(),
                      "indistinguishable": pool["model"][~sure].tolist()})
     return pd.DataFrame(rows)
+
+
+def _finite(value) -> bool:
+    try:
+        return bool(np.isfinite(float(value)))
+    except (TypeError, ValueError):  # None (a NaN stored as JSON null) or not a number
+        return False
+
+
+def card_mdad(card: dict) -> float:
+    """The card's MDAD (points) for telling a scored model from pool models; NaN when the card has none,
+    or when its 95% interval does not close at the top (too few pairs: it cannot say how close is too close)."""
+    if not (_finite(card.get("mdad")) and _finite(card.get("ci_high"))):
+        return float("nan")
+    return float(card["mdad"])
+
+
+def _no_mdad_reason(card: dict) -> str:
+    if card.get("note"):
+        return str(card["note"])
+    if _finite(card.get("mdad")):
+        return "the card's MDAD interval does not close at its upper end"
+    return "the card has no MDAD (not reached at this k)"
 
 
 def format_scores(table: pd.DataFrame, folder: MicroFolder, fmt: str = "text", given_metric: str | None = None) -> str:
@@ -427,8 +450,7 @@ def format_scores(table: pd.DataFrame, folder: MicroFolder, fmt: str = "text", g
         lines.append(f"{row.model}: estimated accuracy {row.estimate:.1f} points, {100 * row.level:g}% interval "
                      f"{row.low:.1f} to {row.high:.1f}.")
         if not np.isfinite(row.mdad):
-            note = folder.card.get("note") or "the card has no MDAD (not reached at this k)"
-            lines.append(f"  No pool model can be told apart reliably: {note}.")
+            lines.append(f"  No pool model can be told apart reliably: {_no_mdad_reason(folder.card)}.")
             continue
         lines.append(f"  At the card's MDAD ({row.mdad:g} points, {100 * folder.card['threshold']:g}% agreement"
                      + (f"; {folder.card['note']}" if folder.card.get("note") else "") + "):")

@@ -145,3 +145,26 @@ def run_usage(*args):
         return run(*args)
     except SystemExit as exit_:
         return exit_.code, "", ""
+
+
+def test_a_card_whose_interval_is_open_at_the_top_tells_no_pool_model_apart(tmp_path):
+    """A thin pool (8 models: 2 targets per run) widens the card's interval to [0, open]; its MDAD then
+    cannot say how close is too close, so score names no pool model better or worse."""
+    import numpy as np
+
+    from helpers import random_benchmark
+    from mbutils import build_micro, score
+    from mbutils.results.micro_folder import read_micro
+    from mbutils.results.scoring import card_mdad, format_scores
+
+    bench = random_benchmark(n_models=9, subtask_sizes=(60,), seed=3, name="thin")
+    new = str(bench.models[0])
+    folder = build_micro(bench, "random", 20, exclude=[new], runs=3, out=tmp_path / "micro").path
+    micro = read_micro(folder)
+    assert micro.card["ci_high"] is None or not np.isfinite(micro.card["ci_high"])  # the widened interval
+    pd.DataFrame(bench.correct[[0]], columns=bench.items).assign(model=new).to_csv(tmp_path / "new.csv", index=False)
+    table = score(folder, [tmp_path / "new.csv"])
+    assert np.isnan(table.loc[0, "mdad"]) and table.loc[0, "above"] == [] and table.loc[0, "below"] == []
+    assert "No pool model can be told apart reliably" in format_scores(table, micro)
+    assert card_mdad({"mdad": 2.5, "ci_high": 4.0}) == 2.5 and np.isnan(card_mdad({"mdad": 2.5, "ci_high": None}))
+    assert np.isnan(card_mdad({"mdad": None, "ci_high": 4.0}))
