@@ -38,3 +38,19 @@ def test_one_job_runs_everything_here():
 def test_the_first_error_is_raised_wherever_it_happened(bad):
     with pytest.raises(ValueError, match=f"task {bad} failed"):
         map_with_parent(_fail_on, [(x, bad) for x in range(20)], jobs=2)
+
+
+def test_lokys_worker_restart_notice_is_kept_out_of_stderr_and_nothing_else_is():
+    """A chapter's strict build fails on stderr; loky's notice that it replaced a worker (idle timeout, or its
+    memory check) while tasks were queued changes no result, so map_with_parent silences that message only."""
+    import warnings
+
+    from mbutils.methods.pool import WORKER_RESTART_NOTICE
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert map_with_parent(abs, [(-1,), (-2,), (-3,)], jobs=2) == [1, 2, 3]
+        warnings.warn(WORKER_RESTART_NOTICE + ". This can be caused by a too short worker timeout or by a memory "
+                      "leak.", UserWarning)
+        warnings.warn("another warning", UserWarning)
+    assert [str(w.message) for w in caught] == ["another warning"]
