@@ -20,9 +20,11 @@ def mdad_text(value, fmt: str = "g", unit: str = "") -> str:
     >>> mdad_text(4.5, ".1f", " points"), mdad_text(float("nan"))
     ('4.5 points', 'not reached')
     """
-    if value is None or not math.isfinite(float(value)):
-        return NOT_REACHED
-    return f"{float(value):{fmt}}{unit}"
+    return f"{float(value):{fmt}}{unit}" if _finite(value) else NOT_REACHED
+
+
+def _finite(value) -> bool:
+    return value is not None and math.isfinite(float(value))
 
 
 #: How the upper bound of an MDAD's interval reads where the interval does not close (too few pairs, or
@@ -36,9 +38,7 @@ def upper_bound_text(value, fmt: str = "g", unit: str = "") -> str:
     >>> upper_bound_text(7.5, unit=" points"), upper_bound_text(float("nan"))
     ('7.5 points', 'open')
     """
-    if value is None or not math.isfinite(float(value)):
-        return OPEN_BOUND
-    return f"{float(value):{fmt}}{unit}"
+    return mdad_text(value, fmt, unit) if _finite(value) else OPEN_BOUND
 
 
 #: A text cell starting with one of these is a formula to a spreadsheet (or, for the quote, would read

@@ -17,7 +17,7 @@ from mbutils.results import noise
 from mbutils.results.claim import Claim, frame as _frame, pts as _pts, records as _records
 from mbutils.results.noise import random_within_ci_from
 from mbutils.base.names import label, possessive
-from mbutils.base.tables import mdad_text
+from mbutils.base.tables import mdad_text, upper_bound_text
 
 
 def recompute(payload: str) -> Claim:
@@ -296,7 +296,7 @@ def _mdad_ci(row) -> str:
     if not np.isfinite(lo) and not np.isfinite(hi):
         return _pts(m)
     lo_t = f"{max(lo, 0.0):.1f}" if np.isfinite(lo) else "?"
-    hi_t = f"{hi:.1f}" if np.isfinite(hi) else "open"
+    hi_t = upper_bound_text(hi, ".1f")
     return f"{_pts(m)} [{lo_t}, {hi_t}]"
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from mbutils.results import noise
 from mbutils.results.noise import random_within_ci_from
-from mbutils.base.tables import mdad_text
+from mbutils.base.tables import mdad_text, upper_bound_text
 
 #: "Small" micro-benchmarks in the conclusions: k up to this size.
 SMALL_K = 25
@@ -50,7 +50,7 @@ def _cell(m, lo, hi) -> str:
     if not np.isfinite(m):
         return mdad_text(m)
     low = f"{lo:g}" if np.isfinite(lo) else "?"
-    high = f"{hi:g}" if np.isfinite(hi) else "open"
+    high = upper_bound_text(hi)
     return f"{m:g} [{low}, {high}]"
 
 

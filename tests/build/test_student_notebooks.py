@@ -144,7 +144,7 @@ def _first_stub(path: Path) -> tuple[int, str]:
 #: (the install cell aside; test_no_students_notebook_holds_a_solution and the instructors' test check
 #: that, cell by cell), and test_chapters runs every chapter to its end with these same parameters; a
 #: stub raises before anything else (test_a_stub_raises_before_it_checks_and_names_what_the_checks_read).
-#: Running all 21 took 230 s of the suite's 17 minutes.
+#: Running all 21 took 122 s of the suite's foreground (a clean-clone run on 2026-12-06).
 RUN_CHAPTERS = ("data", "sel_random", "measures")
 
 
