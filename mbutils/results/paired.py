@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
 from scipy.stats import norm
 
 from mbutils.base.errors import ResultsError
@@ -100,6 +99,47 @@ def holm(p_values) -> np.ndarray:
     return out
 
 
+class _BinCounts:
+    """The counted pairs of one comparison, grouped so that a bootstrap draw's per-bin counts are sums of blocks.
+
+    A draw weights each pair by its run's multinomial count times its own Poisson count. The counted
+    pairs are ordered by (gap bin, run, agrees under A, agrees under B), so the pairs of one block share
+    all four: one block sum of the Poisson counts, times the run's count, adds to its bin's total and,
+    where it agrees, to A's or B's agreeing count. Every weight is an integer, so every sum is exact
+    and equals the sum over single pairs in any order (the same float64 numbers)."""
+
+    def __init__(self, agree_a: np.ndarray, agree_b: np.ndarray, counted: np.ndarray, bins: np.ndarray):
+        self.n_bins = int(bins.max()) + 1
+        kept = np.flatnonzero(counted.ravel())
+        keys = np.stack([bins.ravel()[kept], kept // bins.shape[1], agree_a.ravel()[kept], agree_b.ravel()[kept]])
+        order = np.lexsort(keys[::-1])
+        self.columns = kept[order]  # the counted pairs, block by block
+        keys = keys[:, order]
+        starts = np.flatnonzero(np.r_[True, (keys[:, 1:] != keys[:, :-1]).any(axis=0)]) if len(kept) else kept
+        self.block_starts = starts
+        self.block_sizes = np.diff(np.r_[starts, len(kept)])
+        self.block_bin, self.block_run = keys[0, starts], keys[1, starts]
+        self.block_agrees = keys[2, starts].astype(bool), keys[3, starts].astype(bool)
+        bin_starts = np.flatnonzero(np.r_[True, self.block_bin[1:] != self.block_bin[:-1]]) if len(starts) else starts
+        self.bin_starts, self.bins_seen = bin_starts, self.block_bin[bin_starts]
+
+    def counts(self, runs_w: np.ndarray, poisson: np.ndarray, unit_first: bool) -> tuple[np.ndarray, ...]:
+        """Per draw (row) and bin: (counted, agreeing under A, agreeing under B) pairs, weighted, as floats.
+
+        ``unit_first``: the first row weighs every pair once (the point estimate)."""
+        rows = len(runs_w)
+        out = [np.zeros((rows, self.n_bins)) for _ in range(3)]
+        if not len(self.columns):
+            return tuple(out)
+        block = np.add.reduceat(poisson[:, self.columns], self.block_starts, axis=1) * runs_w[:, self.block_run]
+        if unit_first:
+            block[0] = self.block_sizes
+        for target, agrees in zip(out, (None, *self.block_agrees)):
+            part = block if agrees is None else np.where(agrees, block, 0)
+            target[:, self.bins_seen] = np.add.reduceat(part, self.bin_starts, axis=1)
+        return tuple(out)
+
+
 def _compare_size(pa, pb, *, threshold, tie_rule, bin_width, method, n_boot, rng) -> dict:
     if not (np.array_equal(pa.runs, pb.runs) and np.array_equal(pa.true_diff, pb.true_diff)):
         raise ResultsError("the two selectors do not share their runs and targets: compare selectors of one "
@@ -108,21 +148,15 @@ def _compare_size(pa, pb, *, threshold, tie_rule, bin_width, method, n_boot, rng
     agree_b, _ = pair_agreement(pb.est_diff, pb.true_diff, tie_rule)
     bins = gap_bins(pa.true_diff, pa.n_items, bin_width)
     n_runs, n_pairs = bins.shape
-    n_bins = int(bins.max()) + 1
-    keep = counted.ravel()
-    onehot = sparse.csr_matrix((np.ones(keep.sum()), (np.flatnonzero(keep), bins.ravel()[keep])),
-                               shape=(n_runs * n_pairs, n_bins))
-    scores = [s.astype(float).ravel() for s in (agree_a, agree_b)]
+    grouped = _BinCounts(agree_a, agree_b, counted, bins)
     mdads = [[], []]
     for start in range(0, n_boot + 1, BOOT_CHUNK):  # row 0: the point estimate; chunks bound the memory
         rows = min(BOOT_CHUNK, n_boot + 1 - start)
         runs_w = rng.multinomial(n_runs, np.full(n_runs, 1.0 / n_runs), size=rows)
-        weights = np.repeat(runs_w, n_pairs, axis=1) * rng.poisson(1.0, (rows, n_runs * n_pairs))
-        if start == 0:
-            weights[0] = 1.0
-        total = np.asarray(onehot.T.dot(weights.T).T)
-        for out, s in zip(mdads, scores):
-            out.append(_mdads(np.asarray(onehot.T.dot((weights * s).T).T), total, threshold, method, bin_width))
+        poisson = rng.poisson(1.0, (rows, n_runs * n_pairs))
+        total, *agreeing = grouped.counts(runs_w, poisson, unit_first=start == 0)
+        for out, agree in zip(mdads, agreeing):
+            out.append(_mdads(agree, total, threshold, method, bin_width))
     mdads = [np.concatenate(m) for m in mdads]
     diff = _difference(*mdads)
     draws = diff[1:]

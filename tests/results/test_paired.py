@@ -85,3 +85,41 @@ def test_selectors_of_different_experiments_are_refused(gpqa_results):
     other.loc[other["selector"] == "random", "run"] += 100
     with pytest.raises(mbutils.MbutilsError):
         compare_selectors(other, "anchor_points", "random", n_boot=50)
+
+
+def _pair_by_pair(agree_a, agree_b, counted, bins, runs_w, poisson, unit_first):
+    """The draw's per-bin counts summed pair by pair (a one-hot matrix of counted pairs x bins, as
+    the comparison first computed them): the reference the grouped sums must equal exactly."""
+    n_runs, n_pairs = bins.shape
+    weights = (np.repeat(runs_w, n_pairs, axis=1) * poisson).astype(float)
+    if unit_first:
+        weights[0] = 1.0
+    onehot = np.zeros((n_runs * n_pairs, int(bins.max()) + 1))
+    kept = np.flatnonzero(counted.ravel())
+    onehot[kept, bins.ravel()[kept]] = 1.0
+    return tuple(weights * s.ravel() @ onehot for s in (np.ones_like(agree_a, dtype=float), agree_a, agree_b))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_grouped_bootstrap_counts_equal_the_pair_by_pair_sums_exactly(seed):
+    """Each draw's counted and agreeing pairs per bin come from blocks of pairs that share bin, run and
+    both selectors' verdicts; every weight is an integer, so the block sums must equal the sums over
+    single pairs bit for bit (ties, uncounted pairs, empty bins and a first row of unit weights included)."""
+    from mbutils.results.paired import _BinCounts
+
+    rng = np.random.default_rng(seed)
+    n_runs, n_pairs = rng.integers(1, 6), rng.integers(1, 40)
+    bins = rng.integers(0, 12, size=(n_runs, n_pairs)) * rng.integers(1, 3)  # some bins stay empty
+    agree_a, agree_b = rng.random((2, n_runs, n_pairs)) < 0.6
+    counted = rng.random((n_runs, n_pairs)) < (1.0 if seed % 3 == 0 else 0.7)
+    if seed == 5:
+        counted[:] = False  # nothing counted: every count is 0
+    runs_w = rng.multinomial(n_runs, np.full(n_runs, 1.0 / n_runs), size=7)
+    poisson = rng.poisson(1.0, (7, n_runs * n_pairs))
+    grouped = _BinCounts(agree_a, agree_b, counted, bins)
+    for unit_first in (False, True):
+        got = grouped.counts(runs_w, poisson, unit_first)
+        want = _pair_by_pair(agree_a, agree_b, counted, bins, runs_w, poisson, unit_first)
+        for g, w in zip(got, want):
+            assert g.dtype == np.float64 and g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
