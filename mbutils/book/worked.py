@@ -34,19 +34,21 @@ class WorkedExample:
     recommended: int | None      # the size that brings 80% of the bin's pairs to the threshold
 
 
-def _without_sources(setting, gap: float, threshold: float, selectors) -> tuple[list[str], int | None]:
+def _without_sources(setting, gap: float, threshold: float, selectors) -> tuple[list[str], int | None, bool]:
+    """The planner's exact answer for random sampling: (note lines, size on the whole benchmark or None
+    for never, whether the planner could answer at all)."""
     try:
         plan = plan_table(setting.benchmark, gap, threshold, setting.results(selectors), truth="seen",
                           protocol=setting.protocol)
         full = required_size(setting.benchmark, gap, threshold, truth="full", protocol=setting.protocol)
     except MbutilsError as err:  # e.g. no pair of models is that close on this bundle
-        return [f"<b>Without source models:</b> the planner cannot answer here ({html.escape(str(err))})."], None
+        return [f"<b>Without source models:</b> the planner cannot answer here ({html.escape(str(err))})."], None, False
     seen = ("never, even with every item" if plan.random_size is None
             else f"{plan.random_size:,} of the {plan.n_items:,} seen items")
     whole = "never" if full is None else f"{full:,} of all {setting.benchmark.n_items:,} items"
     return [f"<b>Without source models:</b> on average over the bin's pairs, random sampling needs {seen} "
             f"(exact, no simulation; judged on the seen half, as the experiments are), or {whole} when judged on "
-            "the whole benchmark."], full
+            "the whole benchmark."], full, True
 
 
 def _recommendation(setting, pairs: pd.DataFrame, full: int | None, threshold: float) -> tuple[list[str], int | None]:
@@ -64,7 +66,10 @@ def _recommendation(setting, pairs: pd.DataFrame, full: int | None, threshold: f
             "<code>numpy.random.default_rng(seed).choice(N, k, replace=False)</code>."], recommended
 
 
-def _with_sources(setting, cells: pd.DataFrame, gap: float, threshold: float, largest: int) -> list[str]:
+def _with_sources(setting, cells: pd.DataFrame, gap: float, threshold: float, largest: int,
+                  planner_answered: bool = True) -> list[str]:
+    """The methods with source models: the fewest items any needs, paired with random sampling; or why none
+    supports the gap (``planner_answered``: whether random sampling's exact answer above exists to fall back on)."""
     supported = cells[cells["size"].notna()]
     learners = supported[supported["selector"].map(needs_sources).astype(bool)] if len(supported) else supported
     if not len(learners):
@@ -72,9 +77,12 @@ def _with_sources(setting, cells: pd.DataFrame, gap: float, threshold: float, la
         pooled = runs * targets * (targets - 1) // 2
         if pooled < MIN_PAIRS:  # a thin pool: no interval can close, whatever the size
             return [f"<b>With source models:</b> no method's interval supports a {gap:g}-point gap here, "
-                    f"{too_few_sentence(pooled, runs)}; meanwhile take random sampling's exact answer."]
+                    f"{too_few_sentence(pooled, runs)}"
+                    + ("; meanwhile take random sampling's exact answer." if planner_answered
+                       else "; and the planner above has no exact answer for random sampling either.")]
         return [f"<b>With source models:</b> no method's interval supports a {gap:g}-point gap at the sizes run "
-                f"(up to {largest}); run larger sizes, or take random sampling's exact answer."]
+                f"(up to {largest}); run larger sizes"
+                + (", or take random sampling's exact answer." if planner_answered else ".")]
     best = learners.sort_values("size").iloc[0]
     vs = compare_selectors(setting.results([best["selector"], "random"]), best["selector"], "random",
                            threshold=threshold, sizes=[int(best["size"])])
@@ -94,12 +102,12 @@ def worked_example_note(setting, name: str, gap: float, threshold: float, select
     gap = float(gap)
     lines = [f"<b>The question:</b> pairs {gap:g} points apart on {html.escape(name)}, ordered correctly at least "
              f"{threshold:.0%} of the time."]
-    text, full = _without_sources(setting, gap, threshold, selectors)
+    text, full, answered = _without_sources(setting, gap, threshold, selectors)
     lines += text
     pairs = bin_pairs(setting.benchmark.correct, gap, threshold=threshold)
     text, recommended = _recommendation(setting, pairs, full, threshold)
     lines += text
-    lines += _with_sources(setting, cells, gap, threshold, largest)
+    lines += _with_sources(setting, cells, gap, threshold, largest, planner_answered=answered)
     glue(glue_key, json.dumps({"data": setting.data.requested, "hash": setting.benchmark.content_hash, "gap": gap,
                                "threshold": float(threshold), "k": recommended}))
     note(f"Worked example: {gap:g} points on {name}", "<br>".join(lines), markup=True)

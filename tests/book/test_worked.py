@@ -27,3 +27,13 @@ def test_a_thin_pool_is_named_as_the_reason_not_the_sizes_run():
 def test_with_enough_pairs_the_advice_is_to_run_larger_sizes():
     (line,) = _with_sources(_setting(10, 50), NONE_SUPPORTED, 2.0, 0.8, 100)
     assert "run larger sizes" in line and "too few pairs" not in line and "(up to 100)" in line
+
+
+def test_random_samplings_exact_answer_is_offered_only_when_the_planner_gave_one():
+    """On a bundle where the planner cannot answer (no pair that close), the line must not send the
+    reader to an answer the note just said does not exist."""
+    for runs, targets in ((3, 4), (10, 50)):
+        (given,) = _with_sources(_setting(runs, targets), NONE_SUPPORTED, 2.0, 0.8, 100)
+        (absent,) = _with_sources(_setting(runs, targets), NONE_SUPPORTED, 2.0, 0.8, 100, planner_answered=False)
+        assert "random sampling's exact answer" in given
+        assert "random sampling's exact answer" not in absent
