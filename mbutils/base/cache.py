@@ -30,8 +30,8 @@ from mbutils.base.validation import check_choice
 
 LOCK_TIMEOUT = 6 * 3600  # seconds; a cached computation can take hours at paper settings
 #: The kinds of entry (one sub-folder each) and the suffix of their files; ``cache clear --kind`` takes only these.
-KINDS = ("results", "synthetic")
-SUFFIXES = {"results": ".parquet", "synthetic": ".npz"}
+KINDS = ("results", "synthetic", "medoids")
+SUFFIXES = {"results": ".parquet", "synthetic": ".npz", "medoids": ".npz"}
 #: An entry's file name: sanitised parts, then a 24-hex content key (:func:`content_key`), then its suffix; its
 #: lock file adds ".lock", an interrupted write leaves ".<name>.<random>.tmp".
 _ENTRY = re.compile(r"^(?P<name>[A-Za-z0-9._+-]+-[0-9a-f]{24}(?:\.parquet|\.npz))(?P<extra>\.lock)?$")

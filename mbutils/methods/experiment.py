@@ -22,6 +22,7 @@ from mbutils.base.cache import content_key, entry_path, locked_if_possible, read
 from mbutils.base.errors import ProtocolError
 from mbutils.base.fingerprint import code_fingerprint
 from mbutils.base.provenance import make_record, stamp
+from mbutils.methods import medoid_store
 from mbutils.methods.protocol import Protocol, Run, check_protocol, draw_run
 from mbutils.methods.runs import seeded_choices, single_threaded, source_data, stream_of  # noqa: F401 (single_threaded: callers)
 from mbutils.methods.selectors.base import Selector
@@ -70,7 +71,7 @@ def cache_path(benchmark: Benchmark, protocol: Protocol, sizes: list[int], label
 
 
 def _run_chunk(runs: list[Run], correct: np.ndarray, confidence: np.ndarray | None, subtasks: np.ndarray,
-               selectors: dict[str, Selector], sizes: list[int], seed: int) -> list[dict]:
+               selectors: dict[str, Selector], sizes: list[int], seed: int, use_cache: bool = True) -> list[dict]:
     """Estimates of every (selector, size) for each run of a chunk (whole-bundle arrays).
 
     A worker gets the bundle's arrays once per chunk of runs (joblib memory-maps large
@@ -78,9 +79,10 @@ def _run_chunk(runs: list[Run], correct: np.ndarray, confidence: np.ndarray | No
     BLAS runs single-threaded, in parallel workers and in-process alike: the work is many
     small products, workers x BLAS threads > cores slows every worker down several-fold
     (on two busy cores a one-process GPQA experiment took 94 s with two BLAS threads
-    against 16 s with one), and results then cannot depend on the thread count.
+    against 16 s with one), and results then cannot depend on the thread count. ``use_cache``:
+    read and keep large clusterings in the cache (:mod:`mbutils.methods.medoid_store`).
     """
-    with single_threaded():
+    with single_threaded(), medoid_store.reading(use_cache):
         out = []
         for run in runs:
             rows = np.concatenate([run.sources, run.targets])
@@ -247,7 +249,8 @@ def _n_targets(benchmark: Benchmark, protocol: Protocol) -> int:
 
 
 def _compute(benchmark: Benchmark, protocol: Protocol, selectors: dict[str, Selector], sizes: list[int],
-             jobs: int, backend: str, progress: bool, scheduler: str | None) -> dict[str, pd.DataFrame]:
+             jobs: int, backend: str, progress: bool, scheduler: str | None,
+             use_cache: bool = True) -> dict[str, pd.DataFrame]:
     """Run the missing selectors in one pass over runs; each task gets only its run's models."""
     if not selectors:
         return {}
@@ -258,8 +261,8 @@ def _compute(benchmark: Benchmark, protocol: Protocol, selectors: dict[str, Sele
         for label, selector in selectors.items():
             check_picklable(label, selector)
     chunks = chunk_runs(runs, worker_count(jobs, len(runs)) if backend != "sequential" else 1)
-    tasks = ((chunk, benchmark.correct, benchmark.confidence, benchmark.subtask_codes, selectors, sizes, protocol.seed)
-             for chunk in chunks)
+    tasks = ((chunk, benchmark.correct, benchmark.confidence, benchmark.subtask_codes, selectors, sizes, protocol.seed,
+              use_cache) for chunk in chunks)
     outputs = _parallel_map(_run_chunk, tasks, len(chunks), jobs, backend, progress,
                             desc=f"{benchmark.name}: {', '.join(selectors)}", scheduler=scheduler,
                             weights=[len(c) for c in chunks])
@@ -292,7 +295,8 @@ def run_experiment(benchmark: Benchmark, selectors: Sequence, sizes: Sequence[in
         a Ray runtime. Selector objects reach worker processes by pickling (classes defined
         in a notebook too); one that cannot be pickled is refused with what to do.
     use_cache : bool
-        Read and write the results cache (``$MBUTILS_CACHE``, else ``~/.cache/mbutils``).
+        Read and write the results cache (``$MBUTILS_CACHE``, else ``~/.cache/mbutils``), and the
+        clusterings of Anchor Points' large matrices kept there (:mod:`mbutils.methods.medoid_store`).
     progress : bool
         Show a progress bar over runs.
     scheduler : str, optional
@@ -340,12 +344,12 @@ def run_experiment(benchmark: Benchmark, selectors: Sequence, sizes: Sequence[in
                 if (table := read_table(cached[label], check)) is not None:
                     tables[label] = table
             todo = {label: selectors[label] for label in todo if label not in tables}
-            computed = _compute(benchmark, protocol, todo, sizes, jobs, backend, progress, scheduler)
+            computed = _compute(benchmark, protocol, todo, sizes, jobs, backend, progress, scheduler, use_cache)
             for label, table in computed.items():
                 writable = writable and write_table(cached[label], table)
             tables.update(computed)
     uncached = {label: s for label, s in selectors.items() if label not in tables}
-    tables.update(_compute(benchmark, protocol, uncached, sizes, jobs, backend, progress, scheduler))
+    tables.update(_compute(benchmark, protocol, uncached, sizes, jobs, backend, progress, scheduler, use_cache))
     results = pd.concat([tables[label][list(_COLUMNS)] for label in selectors], ignore_index=True)
     record = make_record(bundle=benchmark.name, bundle_hash=benchmark.content_hash, protocol=protocol.as_dict(),
                          sizes=sizes, selectors={label: selector_identity(s) or {"class": type(s).__qualname__,

@@ -41,8 +41,11 @@ def test_list_and_clear(tmp_path, monkeypatch):
                        lambda p: pd.DataFrame({"x": [1]}).to_parquet(p))
     cache.atomic_write(cache.entry_path("synthetic", "synthetic-gpqa", "0", key, suffix=".npz"),
                        lambda p: p.write_bytes(b"123"))
+    cache.atomic_write(cache.entry_path("medoids", "fasterpam-2000x10", key, suffix=".npz"),
+                       lambda p: p.write_bytes(b"456"))
     listed = cache.list_entries()
-    assert sorted(listed["kind"]) == ["results", "synthetic"]
+    assert sorted(listed["kind"]) == ["medoids", "results", "synthetic"]
+    assert cache.clear("medoids") == (1, [])
     assert cache.clear("synthetic") == (1, [])
     assert cache.list_entries()["kind"].tolist() == ["results"]
     assert cache.clear() == (1, []) and cache.list_entries().empty

@@ -57,7 +57,7 @@ def test_cache_clear_takes_only_known_kinds_and_deletes_nothing_outside(tmp_path
     (tmp_path / "cache" / "synthetic").symlink_to(victim, target_is_directory=True)
     assert run("cache", "clear")[0] == 0 and run("cache", "clear", "--kind", "synthetic")[0] == 0
     assert (victim / "precious.txt").read_text() == "keep me"
-    with pytest.raises(CacheError, match="cache kind must be one of 'results', 'synthetic', not '../victim'"):
+    with pytest.raises(CacheError, match="cache kind must be one of 'results', 'synthetic', 'medoids', not '../victim'"):
         cache.clear("../victim")
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from mbutils.base.errors import SelectorError
 from mbutils.base.validation import Boolean, Integer, OneOf
+from mbutils.methods import medoid_store
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
 
 DTYPES = ("float64", "float32")
@@ -60,15 +61,24 @@ class AnchorPrepared:
     It is state, deliberately: with ``warm_start`` a size starts from the medoids of the
     largest smaller size already in the memo, so a size's medoids depend on the sizes
     selected before it on this preparation. The experiment engine selects a run's sizes in
-    ascending order, which makes every run's chain of warm starts the same.
+    ascending order, which makes every run's chain of warm starts the same. Clusterings of
+    large matrices are also kept in the cache by content (:mod:`mbutils.methods.medoid_store`),
+    for other experiments on the same sources.
     """
 
     dissimilarity: np.ndarray
     medoids_by_size: dict = field(default_factory=dict, repr=False)
+    _digest: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def n_items(self) -> int:
         return self.dissimilarity.shape[0]
+
+    def digest(self) -> str:
+        """The dissimilarity matrix's content hash (computed once): the key of its stored clusterings."""
+        if self._digest is None:
+            self._digest = medoid_store.matrix_digest(self.dissimilarity)
+        return self._digest
 
 
 class AnchorPoints(Selector):
@@ -183,14 +193,18 @@ class AnchorPoints(Selector):
         smaller = [size for size in prepared.medoids_by_size if size < k] if self.warm_start else []
         if smaller:
             start = extend_medoids(prepared.dissimilarity, prepared.medoids_by_size[max(smaller)][0], int(k), rng)
-            result = kmedoids.fasterpam(prepared.dissimilarity, start, max_iter=self.max_iter,
-                                        random_state=None, n_cpu=self.n_cpu)
+            params = {"start": start.tolist(), "max_iter": self.max_iter}
+            run = lambda: kmedoids.fasterpam(prepared.dissimilarity, start, max_iter=self.max_iter,  # noqa: E731
+                                             random_state=None, n_cpu=self.n_cpu).medoids
         else:
-            result = kmedoids.fasterpam(
-                prepared.dissimilarity, int(k), max_iter=self.max_iter, init=self.init,
-                random_state=seed, n_cpu=self.n_cpu,
-            )
-        medoids = np.sort(np.asarray(result.medoids, dtype=np.int64))
+            params = {"k": int(k), "init": self.init, "seed": seed, "max_iter": self.max_iter}
+            run = lambda: kmedoids.fasterpam(prepared.dissimilarity, int(k), max_iter=self.max_iter,  # noqa: E731
+                                             init=self.init, random_state=seed, n_cpu=self.n_cpu).medoids
+        if self.n_cpu == 1:  # the parallel variant's result depends on its threads: never stored
+            found = medoid_store.medoids(prepared.digest, n_items, int(k), params, run)
+        else:
+            found = run()
+        medoids = np.sort(np.asarray(found, dtype=np.int64))
         members = assign_to_medoids(prepared.dissimilarity, medoids)
         weights = np.bincount(members, minlength=len(medoids)) / float(n_items)
         return medoids, weights
