@@ -80,7 +80,7 @@ def _run_chunk(runs: list[Run], correct: np.ndarray, confidence: np.ndarray | No
     small products, workers x BLAS threads > cores slows every worker down several-fold
     (on two busy cores a one-process GPQA experiment took 94 s with two BLAS threads
     against 16 s with one), and results then cannot depend on the thread count. ``use_cache``:
-    read and keep large clusterings in the cache (:mod:`mbutils.methods.medoid_store`).
+    read and keep large clusterings in the cache (``mbutils.methods.medoid_store``).
     """
     with single_threaded(), medoid_store.reading(use_cache):
         out = []
@@ -296,7 +296,7 @@ def run_experiment(benchmark: Benchmark, selectors: Sequence, sizes: Sequence[in
         in a notebook too); one that cannot be pickled is refused with what to do.
     use_cache : bool
         Read and write the results cache (``$MBUTILS_CACHE``, else ``~/.cache/mbutils``), and the
-        clusterings of Anchor Points' large matrices kept there (:mod:`mbutils.methods.medoid_store`).
+        clusterings of Anchor Points' large matrices kept there (``mbutils.methods.medoid_store``).
     progress : bool
         Show a progress bar over runs.
     scheduler : str, optional

@@ -62,7 +62,7 @@ class AnchorPrepared:
     largest smaller size already in the memo, so a size's medoids depend on the sizes
     selected before it on this preparation. The experiment engine selects a run's sizes in
     ascending order, which makes every run's chain of warm starts the same. Clusterings of
-    large matrices are also kept in the cache by content (:mod:`mbutils.methods.medoid_store`),
+    large matrices are also kept in the cache by content (``mbutils.methods.medoid_store``),
     for other experiments on the same sources.
     """
 
