@@ -19,7 +19,6 @@ neither reads nor writes entries (:func:`reading`).
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -74,9 +73,8 @@ def _read(path: Path, key: str, n_items: int, k: int) -> np.ndarray | None:
 
 def _write(path: Path, key: str, medoids: np.ndarray) -> None:
     def write(tmp: Path) -> None:
-        buffer = io.BytesIO()
-        np.savez(buffer, medoids=medoids, checksum=np.array(_checksum(key, medoids)))
-        tmp.write_bytes(buffer.getvalue())
+        with open(tmp, "wb") as handle:
+            np.savez(handle, medoids=medoids, checksum=np.array(_checksum(key, medoids)))
 
     try:
         atomic_write(path, write)

@@ -191,19 +191,19 @@ class AnchorPoints(Selector):
         n_items = prepared.n_items
         seed = int(rng.integers(0, 2**31 - 1))
         smaller = [size for size in prepared.medoids_by_size if size < k] if self.warm_start else []
-        if smaller:
+        if smaller:  # a warm start: the given medoids (FasterPAM ignores init and draws nothing)
             start = extend_medoids(prepared.dissimilarity, prepared.medoids_by_size[max(smaller)][0], int(k), rng)
-            params = {"start": start.tolist(), "max_iter": self.max_iter}
-            run = lambda: kmedoids.fasterpam(prepared.dissimilarity, start, max_iter=self.max_iter,  # noqa: E731
-                                             random_state=None, n_cpu=self.n_cpu).medoids
+            params, random_state = {"start": start.tolist(), "max_iter": self.max_iter}, None
         else:
-            params = {"k": int(k), "init": self.init, "seed": seed, "max_iter": self.max_iter}
-            run = lambda: kmedoids.fasterpam(prepared.dissimilarity, int(k), max_iter=self.max_iter,  # noqa: E731
-                                             init=self.init, random_state=seed, n_cpu=self.n_cpu).medoids
-        if self.n_cpu == 1:  # the parallel variant's result depends on its threads: never stored
-            found = medoid_store.medoids(prepared.digest, n_items, int(k), params, run)
-        else:
-            found = run()
+            start = int(k)
+            params, random_state = {"k": start, "init": self.init, "seed": seed, "max_iter": self.max_iter}, seed
+
+        def run():
+            return kmedoids.fasterpam(prepared.dissimilarity, start, max_iter=self.max_iter, init=self.init,
+                                      random_state=random_state, n_cpu=self.n_cpu).medoids
+
+        # the parallel variant's result depends on its threads: never stored
+        found = medoid_store.medoids(prepared.digest, n_items, int(k), params, run) if self.n_cpu == 1 else run()
         medoids = np.sort(np.asarray(found, dtype=np.int64))
         members = assign_to_medoids(prepared.dissimilarity, medoids)
         weights = np.bincount(members, minlength=len(medoids)) / float(n_items)
