@@ -62,13 +62,18 @@ def test_examples_run(module_name, shared_cache, monkeypatch):
         _public_object(name)
     module = importlib.import_module(module_name)
     finder = doctest.DocTestFinder(exclude_empty=True)
-    runner = doctest.DocTestRunner(optionflags=OPTIONS)
+    # verbose=False: doctest's default is "-v in sys.argv", and `pytest -v` would then report every example.
+    runner = doctest.DocTestRunner(verbose=False, optionflags=OPTIONS)
     tests = [t for t in finder.find(module, module_name) if t.examples]
     assert tests, f"{module_name} has no examples"
+    # The report goes to the stream the test started with: while an example runs, doctest puts its own
+    # buffer in sys.stdout, and a report printed there became the example's output (a failure's details
+    # were lost, and under `pytest -v` every example failed).
+    report = sys.stdout.write
     slow = []
     for test in tests:
         start = time.perf_counter()
-        runner.run(test, out=lambda text: print(text, end=""))
+        runner.run(test, out=report)
         seconds = time.perf_counter() - start
         if seconds > SLOW:
             slow.append(f"{test.name} ({seconds:.1f} s)")
