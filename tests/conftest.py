@@ -174,6 +174,11 @@ LANE_MODULES: dict[str, set[str]] = {
 #: Single tests (module, name; ``Class::name`` for a method) -> markers. A name without
 #: parameters covers all of them; ``name[id]`` marks one parametrisation only.
 LANE_TESTS: dict[tuple[str, str], set[str]] = {
+    # run-chapter's checks before the kernel, and what a failing or dying kernel prints
+    ("build/test_preflight_run_chapter.py", "test_a_cell_that_fails_on_the_pool_is_reported_with_run_chapters_names"): {"book"},
+    ("build/test_preflight_run_chapter.py", "test_a_failed_chapter_says_one_thing_and_the_kernel_nothing"): {"book"},
+    ("build/test_preflight_run_chapter.py", "test_a_kernel_that_dies_is_a_refusal_not_an_internal_error"): {"book"},
+    ("build/test_preflight_run_chapter.py", "test_a_page_run_on_a_bundle_named_like_markup_shows_the_name_as_written"): {"book"},
     # --- book: execute chapters (run_chapter, run-chapter) or build the book (jupyter-book)
     # session fixture `shape_runs`: every chapter on four shapes of bundle, two at a time, notebooks
     # only (512 s on 2026-12-03; six shapes with their HTML pages took 1497 s on an earlier day);

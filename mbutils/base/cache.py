@@ -249,12 +249,67 @@ def list_entries() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kind", "name", "bytes", "modified"])
 
 
+#: The folder of the copies of shipped micro-benchmarks (``mbutils.results.micro_shipped.load_micro``):
+#: ``micro/<name>-<12 hex>/`` each, its lock ``<name>-<12 hex>.lock``, and a write's work folders
+#: ``.<name>-<12 hex>.new-<pid>-<hex>`` (and ``.old-``) beside it.
+MICRO = "micro"
+_MICRO_ENTRY = re.compile(r"^(?P<name>[A-Za-z0-9_+-][A-Za-z0-9._+-]*-[0-9a-f]{12})(?P<lock>\.lock)?$")
+_MICRO_WORK = re.compile(r"^\.[A-Za-z0-9_+-][A-Za-z0-9._+-]*-[0-9a-f]{12}\.(?:new|old)-(?P<pid>[0-9]+)-[0-9a-f]+$")
+#: The files of a micro-benchmark folder (``mbutils.results.micro_folder``): the only ones removed from one.
+_MICRO_FILE = re.compile(r"^(?:(?:micro|card|provenance|manifest)\.json|card\.md"
+                         r"|(?:items|item_params|pool|pool_answers|calibration)\.csv"
+                         r"|lm_eval/(?:[^/]+\.yaml|micro_docs\.(?:json|py)|__pycache__/micro_docs\.[^/]+\.pyc))$")
+
+
+def _clear_micro(others: list[Path]) -> tuple[int, list[Path]]:
+    """Remove the micro-benchmark folders the cache wrote (their files of a micro-benchmark folder's
+    layout, then the sub-folders left empty), their locks and the work folders of writes whose process
+    is gone; a write still going is left alone. Returns (folders removed, ``others`` without the files
+    the cache wrote): a file in such a folder that is not of the layout, or a link, is left and stays
+    reported."""
+    from mbutils.base.folders import _alive
+
+    root = cache_root()
+    base = root / MICRO
+    if base.is_symlink() or not base.is_dir() or not _is_inside(base, root):
+        return 0, others
+    ours: set[Path] = set()
+    removed = 0
+    for path in sorted(base.iterdir()):
+        entry, work = _MICRO_ENTRY.match(path.name), _MICRO_WORK.match(path.name)
+        if path.is_symlink() or not (entry or work):
+            continue
+        if entry and entry["lock"]:
+            if path.is_file():
+                path.unlink(missing_ok=True)
+                ours.add(path)
+            continue
+        if not path.is_dir() or (work and _alive(int(work["pid"]))):
+            if work and path.is_dir():  # a write in progress: its files are the cache's, not another's
+                ours.update(p for p in others if path in p.parents)
+            continue
+        files = [p for p in path.rglob("*") if p.is_file() and not p.is_symlink()
+                 and _MICRO_FILE.match(p.relative_to(path).as_posix())]
+        for p in files:
+            p.unlink(missing_ok=True)
+        ours.update(files)
+        for folder in sorted((p for p in path.rglob("*") if p.is_dir() and not p.is_symlink()),
+                             key=lambda p: len(p.parts), reverse=True) + [path]:
+            try:
+                folder.rmdir()
+            except OSError:
+                pass  # holds what the cache did not write: left, and reported
+        removed += bool(entry) and (bool(files) or not path.exists())
+    return removed, [p for p in others if p not in ours]
+
+
 def clear(kind: str | None = None) -> tuple[int, list[Path]]:
-    """Remove the cache's own files (all kinds, or one of :data:`KINDS`).
+    """Remove the cache's own files (all kinds, or one of :data:`KINDS`); with every kind, also the
+    copies of shipped micro-benchmarks (:data:`MICRO`, each counted as one entry).
 
     Returns (entries removed, files left because the cache did not write them). Only files
-    the cache names are removed (see :func:`_entry_files`); symbolic links are never
-    followed, and nothing else under the cache folder is touched, whatever it is.
+    the cache names are removed (see :func:`_entry_files` and :func:`_clear_micro`); symbolic
+    links are never followed, and nothing else under the cache folder is touched, whatever it is.
     """
     if kind is not None:
         check_choice(kind, KINDS, "cache kind", CacheError)
@@ -263,4 +318,7 @@ def clear(kind: str | None = None) -> tuple[int, list[Path]]:
     for p in ours:
         p.unlink(missing_ok=True)
         removed += bool(_ENTRY.match(p.name)) and not p.name.endswith(".lock")
+    if kind is None:
+        micro, others = _clear_micro(others)
+        removed += micro
     return removed, others

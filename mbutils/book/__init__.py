@@ -28,6 +28,7 @@ _MODULES = {
     'mbutils.book.profiles': ('PAPER_SELECTORS', 'default_jobs', 'selector_stand_in', 'held_out_plan'),
     'mbutils.book.params': ('int_list', 'name_list'),
     'mbutils.book.numbering': ('chapter', 'not_shown'),
+    'mbutils.book.escaping': ('literal',),
     'mbutils.book.display': ('claim_note', 'glue_claim', 'note', 'show', 'table', 'download', 'glue',
                              'settings_list', 'settings_caption'),
     'mbutils.book.setting': ('configure', 'is_book_data', 'pick_data', 'compared_settings', 'picture_run',

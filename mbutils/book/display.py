@@ -16,14 +16,16 @@ from mbutils.book.profiles import PROFILE_BLURB, PROFILE_ENV, profile_name
 from mbutils.results.reports import fmt_points  # noqa: F401  (chapters call book.fmt_points)
 from mbutils.base.names import (CI_FLOOR_MARK, CI_FLOOR_NOTE, ci_bound_text, ci_floored, column_label, label, target_set_label, yes_no)
 from mbutils.base.tables import MDAD_VALUE_COLUMNS, NOT_REACHED, OPEN_BOUND, render
+from mbutils.book.escaping import MATH_IGNORE, literal
 from mbutils.book.numbering import next_number
 from mbutils.book.plots.layout import (CSS_PX_PER_INCH, FIGURE_DPI, HTML_COLUMN_PX, MIN_TEXT_PT, PAGE_WIDTH_IN,
                                        PNG_PAD_IN)
 
 
 def admonition(title: str, body_html: str, kind: str = "note") -> str:
-    """HTML with the theme's admonition classes (renders in the book and in nbconvert HTML)."""
-    return (f'<div class="admonition {kind}"><p class="admonition-title">{html.escape(title)}</p>'
+    """HTML with the theme's admonition classes (renders in the book and in nbconvert HTML); ``title`` is
+    text (:func:`~mbutils.book.escaping.literal`), ``body_html`` HTML."""
+    return (f'<div class="admonition {kind}"><p class="admonition-title">{literal(title)}</p>'
             f"<p>{body_html}</p></div>")
 
 
@@ -31,10 +33,11 @@ def note(title: str, body: str, kind: str = "note", *, markup: bool = False) -> 
     """Display an admonition box; ``body`` is plain text, escaped, unless ``markup`` says it is HTML.
 
     Notes are built from data (model, subtask and bundle names) and from parameters, so they
-    are text by default: a name like ``<img onerror=...>`` shows as written and never runs.
-    A caller passing ``markup=True`` escapes every piece of data in its HTML itself.
+    are text by default (:func:`~mbutils.book.escaping.literal`): a name like ``<img onerror=...>``
+    or ``$x$`` shows as written and never runs or becomes a formula. A caller passing
+    ``markup=True`` puts every piece of data in its HTML through ``literal`` itself.
     """
-    display(HTML(admonition(title, body if markup else html.escape(body), kind)))
+    display(HTML(admonition(title, body if markup else literal(body), kind)))
 
 
 #: Width (CSS px) of the column a figure is shown in: the book theme's content column in a 1,400 px
@@ -138,7 +141,7 @@ def render_figure(fig, caption: str, *, alt: str | None = None, stand_in=False, 
     return (f'<figure class="mbutils-figure" id="{anchor}">'
             f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt, quote=True)}" '
             f'width="{width}" data-text-pt="{smallest:.2f}" style="max-width:100%;height:auto">'
-            f'<figcaption class="mbutils-caption"><b>Figure {number}.</b> {html.escape(caption)}</figcaption>'
+            f'<figcaption class="mbutils-caption"><b>Figure {number}.</b> {literal(caption)}</figcaption>'
             "</figure>")
 
 
@@ -219,13 +222,15 @@ def table(df, digits: int = 2, caption: str | None = None, *, mdad_columns=(), l
     glues ``tab-<label>``, the reference the text cites.
     """
     shown = pretty(df, digits, mdad_columns=mdad_columns)
-    body = shown.to_html(index=False, border=0, classes="table mbutils-table", na_rep="", escape=True)
+    # names from the data in the cells are text (escape), and never math (MATH_IGNORE)
+    body = shown.to_html(index=False, border=0, classes=f"table mbutils-table {MATH_IGNORE}", na_rep="",
+                         escape=True)
     footnotes = list(shown.attrs.get("footnotes", ()))
     if df.attrs.get("ci_floored") and CI_FLOOR_NOTE not in footnotes:  # cells written as 'MDAD [low, high]'
         footnotes.append(CI_FLOOR_NOTE)
     notes = " ".join(footnotes)
     number, anchor = next_number("table", label)
-    text = " ".join(part for part in (f"<b>Table {number}.</b>", html.escape(caption or ""), html.escape(notes)) if part)
+    text = " ".join(part for part in (f"<b>Table {number}.</b>", literal(caption or ""), literal(notes)) if part)
     display(HTML(f'<div class="mbutils-table-wrap" id="{anchor}">{body}</div><p class="mbutils-caption">{text}</p>'))
 
 
@@ -235,7 +240,7 @@ def download_link(df, filename: str, text: str | None = None) -> str:
     payload = base64.b64encode(render(df, "csv").encode()).decode()
     text = text or f"Download {filename} ({len(df)} rows, CSV)"
     return (f'<p><a download="{html.escape(filename)}" href="data:text/csv;base64,{payload}">'
-            f"{html.escape(text)}</a></p>")
+            f"{literal(text)}</a></p>")
 
 
 def download(df, filename: str, text: str | None = None) -> None:
@@ -301,10 +306,10 @@ def settings_list(settings: dict, title: str) -> str:
     """An admonition listing the data and settings of several experiments."""
     items = []
     for s in settings.values():
-        flag = " <b>(synthetic stand-in: " + html.escape(s.data.reason) + ")</b>" if s.data.stand_in else ""
+        flag = " <b>(synthetic stand-in: " + literal(s.data.reason) + ")</b>" if s.data.stand_in else ""
         thin = s.thin_pool()
-        flag += f" <b>(thin pool: {html.escape(thin)})</b>" if thin else ""
-        items.append(f"<li>{html.escape(s.settings_text())}{flag}</li>")
+        flag += f" <b>(thin pool: {literal(thin)})</b>" if thin else ""
+        items.append(f"<li>{literal(s.settings_text())}{flag}</li>")
     profile = next(iter(settings.values())).profile if settings else profile_name()
     body = (f"<ul>{''.join(items)}</ul>Profile '{profile}' ({html.escape(PROFILE_BLURB[profile])}); set "
             f"<code>{PROFILE_ENV}</code> to change it.")
@@ -318,8 +323,8 @@ def settings_caption(settings: dict) -> str:
 
 def facts_html(facts: dict, setting) -> str:
     """The summary paragraph of a benchmark chapter."""
-    return (f"<p>On {html.escape(facts['data'])}, a random micro-benchmark of {facts['k']} items ranks "
+    return (f"<p>On {literal(facts['data'])}, a random micro-benchmark of {facts['k']} items ranks "
             f"the targets with Kendall τ = {facts['tau_random']} and estimation error "
             f"{facts['error_random']}, yet its MDAD is {facts['mdad_random']}: "
             f"{facts['share_below']} of all model pairs of the bundle are closer than that. "
-            f"At the smallest size, {html.escape(facts['small_verdict'])}.</p>")
+            f"At the smallest size, {literal(facts['small_verdict'])}.</p>")

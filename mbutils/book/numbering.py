@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mbutils.book.escaping import literal
+
 TOC = Path(__file__).resolve().parents[2] / "_toc.yml"
 #: kind -> (singular, plural, prefix of anchors and glue keys)
 KINDS = {"figure": ("Figure", "Figures", "fig"), "table": ("Table", "Tables", "tab")}
@@ -139,8 +141,8 @@ def not_shown(label: str, reason: str, kind: str = "figure") -> None:
     """
     if (kind, label) in _page.series or (kind, label) in _page.closed:
         return
-    text = f"no {kind} ({reason})"
-    _glue(f"{KINDS[kind][2]}-{label}", Reference(html.escape(text, quote=False), text))
+    text = f"no {kind} ({reason})"  # the reason may name a bundle: Markdown that shows it as written
+    _glue(f"{KINDS[kind][2]}-{label}", Reference(literal(text, markdown=True), text))
     _page.closed[kind, label] = []
 
 

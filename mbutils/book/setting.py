@@ -23,6 +23,7 @@ from mbutils.methods.protocol import POOL_RULE, Protocol, fit_to_pool
 from mbutils.methods.runs import choose, run_data
 from mbutils.methods.selectors.spec import as_selector
 from mbutils.book.display import admonition, glue, show, table
+from mbutils.book.escaping import literal
 from mbutils.book.params import _opt_int, int_list, name_list, parse_cases, reader_parameters
 from mbutils.base.names import count_noun, target_set_label
 from mbutils.base.validation import check_choice
@@ -177,14 +178,14 @@ class Setting:
         d = self.data
         thin = self.thin_pool()
         kind = "note" if d.kind != "synthetic" and not thin else "warning"
-        lines = [f"<b>Data:</b> {html.escape(d.describe())}.",
-                 f"<b>Why:</b> {html.escape(d.reason)}." if d.reason else "",
-                 f"<b>Settings:</b> {html.escape(self.settings_text())}"
-                 + (f" (changed by parameters: {html.escape(_fmt_overrides(self.overrides))})"
+        lines = [f"<b>Data:</b> {literal(d.describe())}.",
+                 f"<b>Why:</b> {literal(d.reason)}." if d.reason else "",
+                 f"<b>Settings:</b> {literal(self.settings_text())}"
+                 + (f" (changed by parameters: {literal(_fmt_overrides(self.overrides))})"
                     if self.overrides else "") + ".",
                  (f"<b>Pool:</b> {self.benchmark.n_models} models, fewer than the paper's 300 sources + 50 "
                   f"targets, so {html.escape(POOL_RULE)}." if self.pool_fitted else ""),
-                 (f"<b>Thin pool:</b> {html.escape(thin)}. Smaller differences between methods will mostly "
+                 (f"<b>Thin pool:</b> {literal(thin)}. Smaller differences between methods will mostly "
                   "read as within noise, and the page then says the pool is too small to tell." if thin else ""),
                  (f"<b>Sizes dropped:</b> k = {', '.join(map(str, self.dropped_sizes))} exceed the "
                   f"{self.n_seen} seen items." if self.dropped_sizes else ""),
@@ -203,7 +204,7 @@ def stand_in_banner(keys: Sequence[str] = BENCHMARKS) -> str:
     for key in keys:
         _, bench, reason = real_or_stand_in(key)
         if bench is None:
-            lines.append(f"<b>{html.escape(BENCHMARK_TITLES[key])}:</b> {html.escape(reason)}.")
+            lines.append(f"<b>{html.escape(BENCHMARK_TITLES[key])}:</b> {literal(reason)}.")
     if not lines:
         return ""
     lead = ("Numbers on this page for the benchmarks below come from simulated stand-ins (an IRT "

@@ -4,7 +4,6 @@ them (the simulated experiments, compared pairwise with random sampling), as one
 
 from __future__ import annotations
 
-import html
 import json
 from dataclasses import dataclass
 
@@ -14,6 +13,7 @@ import pandas as pd
 from mbutils.base.errors import MbutilsError
 from mbutils.base.names import count_noun, label
 from mbutils.book.display import glue, note
+from mbutils.book.escaping import literal
 from mbutils.methods.selectors.registry import needs_sources
 from mbutils.results.noise import MIN_PAIRS, TOO_FEW, too_few_sentence
 from mbutils.results.pair_sizes import bin_pairs, share_reaching, size_for_share
@@ -42,7 +42,7 @@ def _without_sources(setting, gap: float, threshold: float, selectors) -> tuple[
                           protocol=setting.protocol)
         full = required_size(setting.benchmark, gap, threshold, truth="full", protocol=setting.protocol)
     except MbutilsError as err:  # e.g. no pair of models is that close on this bundle
-        return [f"<b>Without source models:</b> the planner cannot answer here ({html.escape(str(err))})."], None, False
+        return [f"<b>Without source models:</b> the planner cannot answer here ({literal(err)})."], None, False
     seen = ("never, even with every item" if plan.random_size is None
             else f"{plan.random_size:,} of the {plan.n_items:,} seen items")
     whole = "never" if full is None else f"{full:,} of all {setting.benchmark.n_items:,} items"
@@ -100,7 +100,7 @@ def worked_example_note(setting, name: str, gap: float, threshold: float, select
     ``name`` on the page); ``cells`` are the items-needed table's cells of this benchmark and gap, ``largest``
     the largest size run. Glues the recommendation (with the bundle to check it on) as ``glue_key``."""
     gap = float(gap)
-    lines = [f"<b>The question:</b> pairs {gap:g} points apart on {html.escape(name)}, ordered correctly at least "
+    lines = [f"<b>The question:</b> pairs {gap:g} points apart on {literal(name)}, ordered correctly at least "
              f"{threshold:.0%} of the time."]
     text, full, answered = _without_sources(setting, gap, threshold, selectors)
     lines += text

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import io
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -24,8 +25,10 @@ from pathlib import Path
 from mbutils.data.datapath import pin_environment
 from mbutils.base.errors import ChapterError
 from mbutils.base.folders import clear_stale
+from mbutils.book.escaping import literal
 from mbutils.book.profiles import PROFILES
 from mbutils.base.validation import check_choice
+from mbutils.build.preflight import ChapterParameterError, check_values, run_chapter_wording
 
 SOURCE_CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"  # present in a source checkout
 CHAPTERS_ENV = "MBUTILS_CHAPTERS"
@@ -96,9 +99,16 @@ def read_chapter(chapter: str | Path):
         raise ChapterError(f"{path}: cannot be read as a notebook ({type(err).__name__}: {err})") from None
 
 
+def data_names(given) -> str:
+    """How a title names the bundles of a ``data`` value: each name (a folder by its last part), comma-separated."""
+    names = [n.strip() for n in str(given).split(",") if n.strip()]
+    return ", ".join(Path(n).name or n for n in names) or str(given)
+
+
 def retitle_for_data(nb, chapter: str | Path, values: dict):
     """A chapter run on data other than its own says so in its title: '# GPQA' run with ``data`` set to a
-    reader's bundle becomes '# GPQA, run on mybundle', so the page never looks like GPQA's own."""
+    reader's bundle becomes '# GPQA, run on mybundle', so the page never looks like GPQA's own. The names
+    are the reader's text, shown as written (:func:`~mbutils.book.escaping.literal`): never markup."""
     given = values.get("data")
     default = chapter_parameters(chapter).get("data", {}).get("default")
     try:
@@ -107,7 +117,7 @@ def retitle_for_data(nb, chapter: str | Path, values: dict):
         default = None
     if given is None or str(given) == str(default):
         return nb
-    name = Path(str(given)).name or str(given)
+    name = literal(data_names(given), markdown=True)
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
@@ -205,10 +215,12 @@ PARAMETER_BOUNDS = {"runs": (1, 100_000), "source_runs": (1, 100_000), "sources"
 
 
 def _check_params(chapter: Path, params: dict) -> dict:
+    """The typed values of ``params``: parameters the chapter has, counts within :data:`PARAMETER_BOUNDS`
+    (else a :class:`~mbutils.build.preflight.ChapterParameterError`)."""
     known = chapter_parameters(chapter)
     unknown = [name for name in params if name not in known]
     if unknown:
-        raise ChapterError(
+        raise ChapterParameterError(
             f"chapter {chapter.stem!r} has no parameter {', '.join(map(repr, unknown))}; "
             f"its parameters: {', '.join(known)}"
         )
@@ -218,8 +230,8 @@ def _check_params(chapter: Path, params: dict) -> dict:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ChapterError(f"chapter {chapter.stem!r}: parameter {name} must be a whole number from {low:,} to "
-                               f"{high:,}, not {str(value)[:40]!r}")
+            raise ChapterParameterError(f"chapter {chapter.stem!r}: parameter {name} must be a whole number from "
+                                        f"{low:,} to {high:,}, not {str(value)[:40]!r}")
     return values
 
 
@@ -251,13 +263,62 @@ def _keep_failed(executed: Path, out: Path) -> Path | None:
     return kept
 
 
-def _failure(err) -> str:
-    """The failing cell and error of a papermill run, in one paragraph."""
+def _failure(err, parameters=()) -> str:
+    """The failing cell and error of a papermill run, in one paragraph; advice naming an option of the
+    experiment command is worded with the chapter's ``-p`` names (``parameters``)."""
     name = getattr(err, "ename", type(err).__name__)
-    value = getattr(err, "evalue", str(err))
+    value = run_chapter_wording(str(getattr(err, "evalue", str(err))).rstrip().rstrip("."), parameters)
     cell = getattr(err, "exec_count", None)
     where = f"cell [{cell}]" if cell else "a cell"
     return f"{where} raised {name}: {value}"
+
+
+def _running_cell(executed: Path) -> str:
+    """The code cell papermill started last in the notebook it was writing: the one running when the
+    kernel died ("a cell" when it cannot tell)."""
+    import nbformat
+
+    try:
+        code = [c for c in nbformat.read(executed, as_version=4).cells  # numbered as in the chapter
+                if c.cell_type == "code" and "injected-parameters" not in c.metadata.get("tags", [])]
+    except Exception:  # noqa: BLE001 -- no notebook, or one cut off mid-write: the message says less
+        return "a cell"
+    started = [n for n, c in enumerate(code, 1) if c.metadata.get("papermill", {}).get("start_time")]
+    if not started:
+        return "a cell"
+    first = code[started[-1] - 1].source.strip().split("\n")[0]
+    return f"code cell {started[-1]} of {len(code)} ({first[:60]!r})"
+
+
+#: Lines of the kernel's own log that say nothing about why it stopped.
+_KERNEL_NOISE = re.compile(r"^\[IPKernelApp\]|^\s*$|KeyboardInterrupt caught in kernel")
+
+
+def _last_words(log: Path | None, lines: int = 3) -> str:
+    """The last lines the kernel wrote to its log (its standard streams), noise left out, on one line."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace") if log is not None else ""
+    except OSError:
+        return ""
+    kept = [line.strip() for line in text.splitlines() if not _KERNEL_NOISE.search(line)]
+    return " | ".join(kept[-lines:])[-400:]
+
+
+@contextmanager
+def _quiet(logger_name: str):
+    """Nothing that ``logger_name`` logs reaches the terminal: papermill logs each failure it raises (a
+    timeout, a dead kernel), and :func:`run_chapter` reports each in one message of its own."""
+    import logging
+
+    logger = logging.getLogger(logger_name)
+    handler, propagate = logging.NullHandler(), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 def _timed_out(err, notebook: Path) -> str:
@@ -297,9 +358,15 @@ def render_html(notebook: Path, html_path: Path) -> Path:
     return html_path
 
 
-def _kernel_manager_class(socket_dir: str):
+def _kernel_manager_class(socket_dir: str, log: Path | None = None):
     """A kernel manager that talks to the kernel over Unix sockets (IPC) where the system has them,
-    and starts it under a guard that ends it, workers included, if this process is killed.
+    and starts it under a guard that ends it, workers included, if this process is killed; the
+    kernel's standard output and error (and its workers') go to the file ``log``.
+
+    The kernel's own log is noise on a terminal: the manager interrupts a kernel before it shuts it
+    down, and ipykernel then logs "KeyboardInterrupt caught in kernel", or a traceback when a timed-out
+    cell's reply finds its socket closed. The error of a failing cell comes from the cell's output;
+    the log's last lines are quoted only when the kernel itself dies.
 
     A local kernel on TCP ports logs "running over TCP without encryption" on every start;
     over IPC nothing listens on a port, so there is nothing to warn about (and nothing is
@@ -326,41 +393,58 @@ def _kernel_manager_class(socket_dir: str):
             # run as a file in isolated mode: the standard library only, not the package's imports
             return [sys.executable, "-I", kernel_guard.__file__, str(os.getpid()), *command]
 
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            if log is None:
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
+            with open(log, "ab") as stream:  # the kernel holds its own copy of the file once started
+                kw.setdefault("stdout", stream)
+                kw.setdefault("stderr", stream)
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
+
     return IPCKernelManager
 
 
 def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *, profile: str | None = None,
                 timeout: int | None = None, kernel: str = "python3", progress: bool = False,
-                html: bool = True) -> Path:
+                html: bool = True, preflight: bool = False) -> Path:
     """Execute a chapter with ``params`` into ``out_dir``; returns the path of the HTML page
     (of the executed notebook with ``html=False``, which skips the page: about two seconds).
 
     ``params`` values may be strings as typed on a command line (``"10"`` -> 10,
     ``"None"`` -> None, ``"10,25"`` stays a string the chapter parses). ``profile`` sets
     ``MBUTILS_PROFILE`` for the run. Writes ``<chapter>.ipynb`` and ``<chapter>.html``.
+
+    ``preflight`` (run-chapter's): also check the values against the data before the kernel starts
+    (:mod:`mbutils.build.preflight`: bundles that exist, sizes and pools that fit), so a value the chapter
+    would fail on or quietly change is refused with a
+    :class:`~mbutils.build.preflight.ChapterParameterError`. Without it a name that reaches no bundle
+    fails in the cell that loads it, and sizes past the seen half are dropped, as the page's banner says.
     """
     import papermill
-    from nbclient.exceptions import CellTimeoutError
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     source = chapter_path(chapter)
-    values = _check_params(source, dict(params or {}))
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise ChapterError(f"{out} exists and is not a folder")
     if profile is not None:
         check_choice(profile, PROFILES, "profile", ChapterError)
     pin_environment()  # the kernel's working directory is chapters/, not the caller's
+    values = _check_params(source, dict(params or {}))
+    if preflight:
+        check_values(source.stem, chapter_parameters(source), values, profile=profile)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ChapterError(f"{out} exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
     # sockets in a short private folder (Unix socket paths are limited to about 100 bytes)
     clear_stale(out, f".{source.stem}-")  # a run killed before its clean-up left its work folder
     with tempfile.TemporaryDirectory(prefix="mbutils-kernel-") as sockets, \
             tempfile.TemporaryDirectory(dir=out, prefix=f".{source.stem}-{os.getpid()}-") as tmp:
-        manager = {"kernel_manager_class": cls} if (cls := _kernel_manager_class(sockets)) else {}
+        log = Path(sockets) / "kernel.log"
+        manager = {"kernel_manager_class": cls} if (cls := _kernel_manager_class(sockets, log)) else {}
         executed = Path(tmp) / f"{source.stem}.ipynb"
         unexecuted = to_notebook(source, Path(tmp) / f"{source.stem}.source.ipynb", values=values)
         try:
-            with _environment({"MBUTILS_PROFILE": profile} if profile else {}):
+            with _environment({"MBUTILS_PROFILE": profile} if profile else {}), _quiet("papermill"):
                 papermill.execute_notebook(
                     str(unexecuted), str(executed), parameters=values, kernel_name=kernel,
                     cwd=str(source.parent), progress_bar=progress, log_output=False,
@@ -368,8 +452,14 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
                 )
         except PapermillExecutionError as err:
             kept = _keep_failed(executed, out)
-            raise ChapterError(f"chapter {source.stem!r} failed: {_failure(err)}"
+            raise ChapterError(f"chapter {source.stem!r} failed: {_failure(err, chapter_parameters(source))}"
                                + (f"; the notebook executed up to the failing cell is {kept}" if kept else "")) from None
+        except DeadKernelError:
+            cell, said = _running_cell(executed), _last_words(log)
+            kept = _keep_failed(executed, out)
+            raise ChapterError(f"chapter {source.stem!r}: its kernel died while {cell} ran (out of memory, or a crash "
+                               "in compiled code)" + (f"; its last output: {said}" if said else "")
+                               + (f"; the notebook executed up to that cell is {kept}" if kept else "")) from None
         except CellTimeoutError as err:
             raise ChapterError(f"chapter {source.stem!r}: {_timed_out(err, unexecuted)} ran past the time "
                                f"allowed per cell (--timeout {timeout} seconds); raise --timeout, or leave it "

@@ -25,6 +25,10 @@ def cmd_validate(args) -> int:
     errors = [p for p in problems if p.severity == "error"]
     for problem in problems:
         print(f"{problem.severity}: {problem}")
+    if errors and all(p.kind == "export" for p in errors):
+        print(f"{folder}: {len(errors)} error(s); build-micro refuses the bundle until they are fixed (experiment, "
+              "plan and audit can use it)", file=sys.stderr)
+        return 1
     if errors:
         print(f"{folder}: {len(errors)} error(s); the bundle cannot be used until they are fixed",
               file=sys.stderr)

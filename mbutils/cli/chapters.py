@@ -92,8 +92,11 @@ def _list_chapters() -> str:
 
 
 def cmd_run_chapter(args) -> int:
+    """Run a chapter; a parameter value it cannot use is refused before its kernel starts, with exit status 2
+    (as a malformed command line is), any other refusal with 1."""
     _need_book_packages("run-chapter")
     from mbutils.build.chapters import chapter_path, run_chapter
+    from mbutils.build.preflight import ChapterParameterError
 
     if args.list:
         if args.chapter or args.param:
@@ -107,8 +110,12 @@ def cmd_run_chapter(args) -> int:
     existed = [page for page in pages if page.exists()]
     for page in existed:
         _refuse_existing(page, args.force, "--out folder")
-    html = run_chapter(args.chapter, dict(args.param), args.out, profile=args.profile, timeout=args.timeout,
-                       progress=not args.quiet)
+    try:
+        html = run_chapter(args.chapter, dict(args.param), args.out, profile=args.profile, timeout=args.timeout,
+                           progress=not args.quiet, preflight=True)
+    except ChapterParameterError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     print(f"wrote {html} and {html.with_suffix('.ipynb')}", file=sys.stderr)
     if existed:
         print(f"note: replaced the existing {' and '.join(p.name for p in existed)} in {args.out}", file=sys.stderr)

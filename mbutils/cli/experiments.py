@@ -103,7 +103,7 @@ def _table_parsers(sub, common) -> None:
 
 
 def cmd_mdad(args) -> int:
-    from mbutils.results.metrics import mdad_table
+    from mbutils.results.metrics import few_runs_warnings, mdad_table
     from mbutils.base.tables import render
 
     table = mdad_table(_whole_results(args.results, args), threshold=args.threshold, split=args.split,
@@ -111,6 +111,8 @@ def cmd_mdad(args) -> int:
                        ci=args.ci, n_boot=args.bootstrap, seed=args.seed)
     columns = ["selector", "size", "mdad", "ci_low", "ci_high", "n_pairs"]
     sys.stdout.write(render(table[columns], args.format))
+    for line in few_runs_warnings(table):  # an interval from too few runs: said on stderr, the table unchanged
+        print(line, file=sys.stderr)
     _say_partial(args)
     return 0
 

@@ -16,6 +16,12 @@ from mbutils.cli.common import (BIN_WIDTH, MAX_RUNS, MISSING_CHOICES, SEED, THRE
                                 count, number)
 
 
+#: How FOLDER_OR_NAME is read (mbutils.results.micro_shipped.open_micro).
+_NAME_RULE = ("a shipped name is the shipped micro-benchmark unless the working folder holds a micro-benchmark "
+              "folder of that name (one with manifest.json or micro.json), which then wins; a file or any other "
+              "folder of that name does not shadow it; write ./NAME to mean the folder")
+
+
 def _micro_parsers(sub, common) -> None:
     """plan, build-micro, score and audit, in this order (the order of the commands' list)."""
     p = sub.add_parser("plan", parents=[common], formatter_class=_Formatter,
@@ -23,9 +29,9 @@ def _micro_parsers(sub, common) -> None:
     p.add_argument("--data", default=None, help="bundle name on the data path, synthetic-*, or a folder "
                    "(required unless --micro)")
     p.add_argument("--micro", default=None, metavar="FOLDER_OR_NAME",
-                   help="with --pair: a micro-benchmark folder or shipped name; the two models may be new ones "
-                   "scored in --results-of logs (or one pool model): the probability this micro-benchmark orders "
-                   "them correctly and how many more random items would reach --threshold")
+                   help="with --pair: a micro-benchmark folder or shipped name (" + _NAME_RULE + "); the two "
+                   "models may be new ones scored in --results-of logs (or one pool model): the probability this "
+                   "micro-benchmark orders them correctly and how many more random items would reach --threshold")
     p.add_argument("--results-of", nargs="+", default=[], metavar="FILE",
                    help="with --micro: lm-eval samples_*.jsonl logs (or folders) or responses.csv of the new models")
     p.add_argument("--metric", default=None, help="with --micro: the lm-eval metric read (default: the bundle's)")
@@ -104,7 +110,7 @@ def _micro_parsers(sub, common) -> None:
                        "the others' is measured on held-out models (card.md). The output names the interval. A pool "
                        "model is distinguishable when the accuracies differ by at least the card's MDAD.")
     p.add_argument("folder", help="micro-benchmark folder written by build-micro, or the name of a shipped one "
-                   "(python -m mbutils micro list)")
+                   "(python -m mbutils micro list): " + _NAME_RULE)
     p.add_argument("files", nargs="+", help="samples_*.jsonl files (or folders of them), or responses.csv files")
     p.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     p.add_argument("--level", type=number("level", low=0, high=1, low_open=True, high_open=True), default=0.9,
@@ -281,8 +287,10 @@ def cmd_build_micro(args) -> int:
         reliability = f"no reliability card: {card.note}"
     else:
         reliability = (f"MDAD at k = {built.k}: {mdad_text(card.mdad, unit=' points')} (95% CI "
-                       f"{mdad_text(card.ci_low)} to {upper_bound_text(card.ci_high)}; random sampling: "
-                       f"{mdad_text(card.random_mdad, unit=' points')})" + (f"; note: {card.note}" if card.note else ""))
+                       f"{mdad_text(card.ci_low)} to {upper_bound_text(card.ci_high)}; measured in "
+                       f"{card.protocol['n_runs']} protocol runs on the pool); random sampling of {built.k} items: MDAD "
+                       f"{mdad_text(card.random_mdad, unit=' points')} (the exact planner's prediction)"
+                       + (f"; note: {card.note}" if card.note else ""))
     if card.choice:
         print(f"selector auto: {card.choice['reason']}")
     print(f"wrote {built.path}: {built.k} items of {bench.name} chosen by {built.selector} "

@@ -15,11 +15,23 @@ def _shipped_parser(sub, common) -> None:
                        "two or three sizes, each built with the selector the book's paired noise rule finds most "
                        "reliable at that size (build-micro --selector auto). `score NAME LOGS` scores with one "
                        "directly; `micro export NAME --out DIR` writes it as a folder with lm-evaluation-harness "
-                       "tasks for this installation.")
+                       "tasks for this installation. The package carries the SHA-256 of every shipped file "
+                       "(hashes.json in each shipped folder) and every command checks them, and then the values: "
+                       "shipped data edited after the package was built is refused, naming the file (reinstall "
+                       "mbutils, or in a clone run `micro rebuild`). A shipped micro-benchmark is a folder "
+                       "<bundle>-<k> of the package's shipped_micro/ holding shipped.json or hashes.json; any other "
+                       "folder there is skipped.")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION",
                                help="list, show, export or rebuild the shipped micro-benchmarks")
     one = actions.add_parser("list", parents=[common], formatter_class=_Formatter,
-                             help="one line per shipped micro-benchmark")
+                             help="one line per shipped micro-benchmark",
+                             description="One line per shipped micro-benchmark: its size, bundle and selector; its "
+                             "MDAD (points) as measured in the card's protocol runs on the pool (with its 95% "
+                             "interval); the MDAD the exact planner predicts for random sampling of the same k items "
+                             "(a prediction, not a run: for a shipped random sample it may differ from the measured "
+                             "one by the runs' noise); and, for an empirical interval, its coverage measured on "
+                             "held-out models. --format json gives the same as mdad, ci_low, ci_high, runs, "
+                             "random_mdad (the planner's prediction) and coverage.")
     one.add_argument("--format", choices=["text", "json"], default="text", help="output format")
     one = actions.add_parser("show", parents=[common], formatter_class=_Formatter,
                              help="a shipped micro-benchmark's card in words (card.md)")
@@ -46,10 +58,7 @@ def cmd_micro(args) -> int:
                                         indent=1) + "\n")
             return 0
         for row in table.itertuples():
-            cover = "" if row.coverage != row.coverage else f", interval coverage {100 * row.coverage:.0f}%"
-            mdad = "not reached" if row.mdad != row.mdad else f"{row.mdad:g} points"
-            print(f"{row.name}: {row.k} of {row.n_items} items of {row.bundle}, {row.selector}; MDAD {mdad} "
-                  f"(random sampling {row.random_mdad:g}){cover}")
+            print(_list_line(row))
         return 0
     if args.action == "show":
         sys.stdout.write((shipped.load_micro(args.name).path / "card.md").read_text(encoding="utf-8"))
@@ -62,3 +71,17 @@ def cmd_micro(args) -> int:
     for done in shipped.rebuild(args.bundle, jobs=args.jobs, progress=False):
         print(f"{done['name']}: {done['selector']}, MDAD {done['mdad']:g} points. {done['reason']}")
     return 0
+
+
+def _list_line(row) -> str:
+    """One shipped micro-benchmark: which MDAD was measured (and how) and which is the planner's prediction."""
+    from mbutils.base.tables import mdad_text, upper_bound_text
+
+    runs = row.runs if row.runs is not None and row.runs == row.runs else None
+    measured = "no protocol run" if runs is None else f"measured in {int(runs)} protocol runs on the pool"
+    if runs is not None and row.mdad == row.mdad:
+        measured += f", 95% CI {mdad_text(row.ci_low)} to {upper_bound_text(row.ci_high)}"
+    cover = "" if row.coverage != row.coverage else f"; interval coverage {100 * row.coverage:.0f}% on held-out models"
+    return (f"{row.name}: {row.k} of {row.n_items} items of {row.bundle}, {row.selector}; "
+            f"MDAD {mdad_text(row.mdad, unit=' points')} ({measured}); random sampling of {row.k} items: MDAD "
+            f"{mdad_text(row.random_mdad, unit=' points')} (the exact planner's prediction){cover}")

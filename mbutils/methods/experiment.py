@@ -4,6 +4,14 @@ Runs are independent (each seeded from the root seed and its run index), so the 
 identical for any number of workers; they go to the workers in a few chunks per worker (with
 loky, this process is one of the workers: it starts on the first chunk while the others start).
 Each selector's results are cached on disk by content (data hash, protocol, sizes, selector parameters, package version).
+
+The table's estimates are clipped to [0, 1], for every selector (a selector of one's own included): an
+estimate is an accuracy, and one outside [0, 1] (the difference estimator's correction went down to -23.9
+points; Horvitz-Thompson weights need not sum to 1) is never closer to any accuracy than its clip, so
+clipping can only lower its error, and the MDAD, tau and error tables read the values ``score`` and the
+card show. The one cost: two estimates past the same end become a tie, which the MDAD counts as a
+disagreement, where their unclipped order might have been right. The estimator families clip where they
+produce their estimates too (:mod:`mbutils.methods.estimators`); here it is the net for every other one.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from mbutils.base.errors import ProtocolError
 from mbutils.base.fingerprint import code_fingerprint
 from mbutils.base.provenance import make_record, stamp
 from mbutils.methods import medoid_store
+from mbutils.methods.estimators import clip_accuracy
 from mbutils.methods.protocol import Protocol, Run, check_protocol, draw_run
 from mbutils.methods.runs import seeded_choices, single_threaded, source_data, stream_of  # noqa: F401 (single_threaded: callers)
 from mbutils.methods.selectors.base import Selector
@@ -110,7 +119,9 @@ def chunk_runs(runs: list[Run], workers: int, per_worker: int = 8) -> list[list[
 
 
 def _run_selectors(run, correct, confidence, subtasks, selectors, sizes, seed) -> dict:
-    """Estimates of every (label, size) in one run; ``correct`` holds the run's sources, then its targets."""
+    """Estimates of every (label, size) in one run; ``correct`` holds the run's sources, then its targets.
+
+    Every estimate is clipped to [0, 1] here (see the module's docstring), whatever the selector."""
     n_src = len(run.sources)
     tgt_conf = None if confidence is None else confidence[n_src:][:, run.seen]
     source = source_data(correct, subtasks, confidence, np.arange(n_src), run.seen)
@@ -122,7 +133,7 @@ def _run_selectors(run, correct, confidence, subtasks, selectors, sizes, seed) -
         shared[stream], chosen = seeded_choices(selector, source, sizes, seed=seed, run=run.index, label=label,
                                                 prepared=shared.get(stream))
         for k, micro in chosen.items():
-            out[label, k] = micro.estimate(target_correct, tgt_conf)
+            out[label, k] = clip_accuracy(micro.estimate(target_correct, tgt_conf))
     return out
 
 

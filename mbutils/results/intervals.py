@@ -20,13 +20,17 @@ Three constructions, chosen by how the micro-benchmark estimates:
   coverage of at least 1 - 2 alpha in the worst case, and about the level in practice. The
   coverage is marginal (over models like the held-out ones) and is measured by simulation
   in ``benchmarks/coverage.py`` and in the chapter on using a micro-benchmark.
-* **The cross-fitted difference estimator** (``random_difference``; :func:`normal_interval`). It
+* **The cross-fitted difference estimator** (``random_difference``; :func:`difference_interval`). It
   estimates its own variance from its cross-fitted residuals on the k items, (1 - k/N) s^2 / k,
-  and the interval is the estimate plus or minus the normal quantile times its square root. Normal
-  and approximate (the variance is itself estimated from k residuals); its coverage is measured on
-  held-out models like the empirical interval's.
+  and the interval is the estimate plus or minus the Student-t quantile with k - 2 degrees of freedom
+  times its square root, s^2 floored at p (1 - p), p = 1 / (k + 2), so it never has zero width
+  (:func:`mbutils.methods.estimators.difference_interval`, where the rule is argued). The normal
+  quantile it replaced covered 0.905 at a nominal 0.95 with k = 10; the t interval covers 0.954 there
+  and 0.946 at k = 25 (synthetic GPQA stand-in, ``tests/methods/test_hardening_estimates_coverage.py``). It is
+  still approximate; its coverage on held-out models is measured like the empirical interval's.
+  :func:`normal_interval` is the law of folders written before it.
 
-All are fractions in [0, 1]; callers show points.
+All are fractions in [0, 1] (the estimates and both ends); callers show points.
 """
 
 from __future__ import annotations
@@ -144,8 +148,8 @@ def empirical_interval(estimates, errors, level: float = 0.9) -> np.ndarray:
 
 
 def normal_interval(estimates, variances, level: float = 0.9) -> np.ndarray:
-    """[est - z sd, est + z sd], z the normal quantile of ``level``, clipped to [0, 1]: the interval of the
-    difference estimator, whose variance comes from its cross-fitted residuals.
+    """[est - z sd, est + z sd], z the normal quantile of ``level``, clipped to [0, 1]: the plain normal
+    interval (no floor), the difference estimator's before :func:`difference_interval` replaced it.
 
     Examples
     --------
@@ -156,4 +160,24 @@ def normal_interval(estimates, variances, level: float = 0.9) -> np.ndarray:
 
     low, high = two_sided(np.atleast_1d(np.asarray(estimates, dtype=np.float64)),
                           np.atleast_1d(np.asarray(variances, dtype=np.float64)), _check_level(level))
+    return np.stack([low, high], axis=1)
+
+
+def difference_interval(estimates, variances, k: int, n_items: int, level: float = 0.9,
+                        law: str = "student_t") -> np.ndarray:
+    """The difference estimator's interval, (n, 2) fractions in [0, 1]: Student-t with k - 2 degrees of
+    freedom (``law="normal"``: the normal quantile of folders written before it), its variance floored;
+    see :func:`mbutils.methods.estimators.difference_interval`.
+
+    Examples
+    --------
+    >>> difference_interval([0.5], [0.0025], 40, 400, 0.9).round(4).tolist()
+    [[0.4157, 0.5843]]
+    >>> difference_interval([0.5], [0.0], 40, 400, 0.9).round(4).tolist()  # no spread: the floor, not zero width
+    [[0.4614, 0.5386]]
+    """
+    from mbutils.methods.estimators import difference_interval as two_sided
+
+    low, high = two_sided(np.atleast_1d(np.asarray(estimates, dtype=np.float64)),
+                          np.atleast_1d(np.asarray(variances, dtype=np.float64)), k, n_items, _check_level(level), law)
     return np.stack([low, high], axis=1)

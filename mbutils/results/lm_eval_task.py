@@ -38,81 +38,17 @@ import numpy as np
 import yaml
 
 from mbutils.base.errors import BundleError
+# The task-name rule is the bundle's (validate applies it too); the export uses it from there.
+from mbutils.data.bundle.tasknames import (SUFFIX, TASK_NAME, check_distinct, check_exportable,  # noqa: F401
+                                           check_task_name, item_documents, normalised, split_item)
 
 MODULE = "micro_docs"
-SUFFIX = "_micro"
-#: Names that become lm-eval task names and file names: ASCII letters, digits, '_', '-', '.'.
-TASK_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}")
 #: The header of every exported YAML file (fixed text: no data of the bundle).
 HEADER = "# Written by mbutils build-micro; manifest.json of the micro-benchmark folder seals this file.\n"
 
 
-def check_task_name(name: str, where: str = "") -> str:
-    """``name`` when it may become a task and file name; else one message saying why not."""
-    text = str(name)
-    if TASK_NAME.fullmatch(text):
-        return text
-    shown = ascii(text[:60]) + ("..." if len(text) > 60 else "")
-    raise BundleError(f"{where}task name {shown} cannot name an lm-eval task or file: use 1 to 100 ASCII "
-                      "letters, digits, '_', '-' or '.' (not starting with '-' or '.'); rename the items or "
-                      "subtasks of the bundle")
-
-
-def normalised(name: str) -> str:
-    """The form two names must not share: case folded, '-' and '.' read as '_'."""
-    return re.sub(r"[-.]", "_", str(name).casefold())
-
-
-def check_distinct(names, what: str = "task names") -> None:
-    """Refuse names that differ only in case or in '-', '.' versus '_' (one file on some systems)."""
-    seen: dict[str, str] = {}
-    for name in names:
-        other = seen.setdefault(normalised(name), str(name))
-        if other != str(name):
-            raise BundleError(f"{what} {ascii(other)} and {ascii(str(name))} differ only in case or in '-', '.' "
-                              "versus '_': exported, they would be one file or one task. Rename one of them")
-
-
-def split_item(item: str, subtask: str) -> tuple[str, int] | None:
-    """(task, doc_id) of an item id, or None when it names no document."""
-    head, sep, tail = str(item).rpartition(":")
-    if sep and tail.isascii() and tail.isdigit() and len(tail) <= 12:
-        return head, int(tail)
-    match = re.fullmatch(r"(.+)_([0-9]{1,12})", str(item))
-    if match and match[1] == str(subtask):
-        return match[1], int(match[2])
-    return None
-
-
 class NotDocuments(BundleError):
     """The chosen items name no lm-eval documents: the micro-benchmark has no harness export."""
-
-
-def item_documents(items, subtasks, harness=None) -> list[tuple[str, int] | None]:
-    """(task, doc_id) of every item, or None for an item that is no document: as the bundle states it
-    (a :class:`~mbutils.data.bundle.harness.HarnessMap` with tasks), else read off the item ids."""
-    if harness is not None and harness.tasks is not None:
-        return [None if task is None else (str(task), int(doc)) for task, doc in zip(harness.tasks, harness.docs)]
-    return list(map(split_item, items, subtasks))
-
-
-def check_exportable(items, subtasks, where: str = "items.csv", parsed=None) -> None:
-    """Before any work: the task names the bundle's items would export under are usable and distinct, no
-    task is another's exported name (``<task>_micro``), and no two items name one document."""
-    parsed = list(map(split_item, items, subtasks)) if parsed is None else list(parsed)
-    tasks = dict.fromkeys(p[0] for p in parsed if p is not None)
-    for task in tasks:
-        check_task_name(task, f"{where}: ")
-    check_distinct(tasks)
-    clash = sorted(t for t in tasks if t.endswith(SUFFIX) and t[: -len(SUFFIX)] in tasks)
-    if clash:
-        raise BundleError(f"{where}: task {clash[0]!r} is the name the export gives task {clash[0][:-len(SUFFIX)]!r}'s "
-                          "micro-benchmark; rename one of them")
-    owner: dict[tuple[str, int], str] = {}
-    for item, doc in zip(items, parsed):
-        if doc is not None and owner.setdefault(doc, str(item)) != str(item):
-            raise BundleError(f"{where}: items {ascii(owner[doc])} and {ascii(str(item))} both name document {doc[1]} of "
-                              f"task {doc[0]!r}; a document can be one item only: remove or rename one")
 
 
 def documents(items, subtasks, chosen, parsed=None) -> tuple[dict[str, list[int]], dict[str, int]]:

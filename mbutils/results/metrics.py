@@ -24,6 +24,29 @@ from mbutils.results.results_table import RESULT_TEXT_COLUMNS, check_results  # 
 
 CI_METHODS = ("pairs", "runs", "none")
 
+#: Fewer runs than this make an MDAD's interval untrustworthy: the pairs of one run share a split and a
+#: micro-benchmark, so a few runs' pairs say little about the next run, whatever their number. The
+#: ``mdad`` command warns below it (:func:`few_runs_warnings`), and a build's card says so
+#: (``mbutils.results.microbench.FEW_RUNS`` is this constant).
+FEW_RUNS = 10
+
+
+def few_runs_warnings(table: pd.DataFrame) -> list[str]:
+    """One warning line per row of an :func:`mdad_table` whose interval is not trustworthy: computed from
+    fewer than :data:`FEW_RUNS` runs (a zero-width interval from so few runs said so in the same line)."""
+    out = []
+    for row in table.itertuples(index=False):
+        runs = int(row.n_runs)
+        if runs >= FEW_RUNS:
+            continue
+        zero = (np.isfinite(row.ci_low) and np.isfinite(row.ci_high) and row.ci_low == row.ci_high)
+        shown = (f"MDAD {row.mdad:g} [{row.ci_low:g}, {row.ci_high:g}]" if np.isfinite(row.mdad) else "no MDAD")
+        out.append(f"warning: {row.selector} at k = {row.size}: {shown} from {runs} run{'s' if runs != 1 else ''}"
+                   + (": an interval of zero width" if zero else "")
+                   + f"; the interval is not trustworthy with {runs} run{'s' if runs != 1 else ''} (use at least "
+                   f"{FEW_RUNS})")
+    return out
+
 
 def _bin_counts(pairs: GroupPairs, bin_width: float, tie_rule: str) -> tuple[np.ndarray, np.ndarray]:
     """Per-run agreeing and counted pairs in each gap bin: two (runs, bins) arrays."""

@@ -12,9 +12,17 @@ on every item. A folder of this estimator holds them in
 
 and ``micro.json`` records the estimator's state: kind ``"difference"``, reads ``"correct"``, the file of
 answers, the two ``folds`` (positions into the order of ``items.csv``), the ``neighbours`` rule with its
-count for this pool, and ``items_sha256``, a digest of the item columns' names. Its interval is
-``"normal"``: the estimate plus or minus a normal quantile times the standard deviation the estimator
-gives from the spread of its cross-fitted residuals on the k items.
+count for this pool, ``items_sha256``, a digest of the item columns' names, and the law of its interval:
+``"interval_law": "student_t"`` with ``"df"`` = k - 2. The interval is the estimate plus or minus the
+Student-t quantile with k - 2 degrees of freedom times the standard deviation the estimator gives from
+the spread of its cross-fitted residuals on the k items, floored so it never has zero width
+(:func:`mbutils.methods.estimators.difference_interval`).
+
+micro.json's top-level ``interval`` of such a folder stays ``"normal"`` (``INTERVAL``): it names the
+family, "the difference estimator's own interval", which every reader of folders checks and which
+folders written before the t interval carry too. The law is in the estimator's state; a state without
+``interval_law`` (a folder written before it) is read with the normal law it was written and measured
+with, and the outputs say so (``LEGACY_DESCRIPTION``); build it again for the t interval.
 
 :func:`read_difference` rebuilds the estimator and refuses, naming the file, a folder whose answers
 are not 0 and 1, whose models or their accuracies are not ``pool.csv``'s, whose item columns are not
@@ -31,18 +39,29 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.tables import csv_safe, from_csv_text
-from mbutils.methods.estimators import MIN_ITEMS, default_neighbours
+from mbutils.methods.estimators import MIN_ITEMS, default_neighbours, difference_df
 from mbutils.methods.selectors.random_sampling import DifferenceMicroBenchmark
 
 ANSWERS = "pool_answers.csv"
 KIND = "difference"
-#: The interval kind of such a folder (micro.json's ``interval``).
+#: The interval kind of such a folder (micro.json's ``interval``): the family name, kept for every reader.
 INTERVAL = "normal"
+#: The law build-micro writes (the estimator state's ``interval_law``); a state without one is ``"normal"``.
+LAW = "student_t"
 #: How the predictions average the pool's answers (micro.json's ``neighbours.rule``).
 NEIGHBOUR_RULE = ("mean answers of the max(5, n // 5) pool models (all n when fewer) that disagree least with "
                   "the model on the fitting half of the sample, ties taken in pool.csv's order")
-#: What the normal interval is, in the words ``score`` and the card use.
-DESCRIPTION = "normal interval from the cross-fitted residuals of the difference estimator"
+#: What the interval is, in the words ``score`` uses.
+DESCRIPTION = ("Student-t interval (k - 2 degrees of freedom) from the cross-fitted residuals of the difference "
+               "estimator")
+#: The same for a folder written before the t interval (no ``interval_law`` in its state).
+LEGACY_DESCRIPTION = ("normal interval from the cross-fitted residuals of the difference estimator (a folder written "
+                      "before the Student-t interval; build it again to get that)")
+
+
+def describe(micro) -> str:
+    """The words for the interval of a ``DifferenceMicroBenchmark`` (by its law)."""
+    return DESCRIPTION if getattr(micro, "law", LAW) == LAW else LEGACY_DESCRIPTION
 
 
 def names_digest(names) -> str:
@@ -65,7 +84,8 @@ def write_pool_answers(built, root: Path) -> dict:
     return {"kind": KIND, "reads": "correct", "answers": ANSWERS,
             "folds": [[int(p) for p in fold] for fold in micro.folds],
             "neighbours": {"rule": NEIGHBOUR_RULE, "count": default_neighbours(len(models))},
-            "items_sha256": names_digest(built.items)}
+            "items_sha256": names_digest(built.items),
+            "interval_law": micro.law, **({"df": difference_df(micro.size)} if micro.law == LAW else {})}
 
 
 def _table(path: Path, fail) -> pd.DataFrame:
@@ -123,6 +143,18 @@ def _folds(root: Path, state: dict, k: int, fail) -> tuple[np.ndarray, np.ndarra
     return np.array(sorted(folds[0]), dtype=np.int64), np.array(sorted(folds[1]), dtype=np.int64)
 
 
+def _law(root: Path, state: dict, k: int, fail) -> str:
+    """The interval's law the state records: ``"student_t"`` with k - 2 degrees of freedom, or, for a state
+    written before it (no ``interval_law``), ``"normal"``; anything else is refused."""
+    law = state.get("interval_law", "normal")
+    if law == LAW and state.get("df") == difference_df(k) and type(state.get("df")) is int:
+        return law
+    if law == "normal" and "df" not in state:
+        return law
+    raise fail(root / "micro.json", f"its difference estimator's interval_law {str(law)[:30]!r} (df "
+               f"{str(state.get('df'))[:20]}) is not {LAW!r} with df = {difference_df(k)} (k - 2)")
+
+
 def read_difference(root: Path, meta: dict, items: pd.DataFrame, pool: pd.DataFrame, fail,
                     answers: Path | None = None) -> tuple[list[str], DifferenceMicroBenchmark]:
     """The item names of the estimator's index space (the bundle's N items) and the estimator a
@@ -137,6 +169,7 @@ def read_difference(root: Path, meta: dict, items: pd.DataFrame, pool: pd.DataFr
         raise fail(root / "micro.json", f"its neighbour rule is not the estimator's ({default_neighbours(len(pool))} "
                    f"of the {len(pool)} pool models)")
     folds = _folds(root, state, k, fail)
+    law = _law(root, state, k, fail)
     path = answers or root / ANSWERS
     table = _table(path, fail)
     values = _answers(path, table, state, n_items, pool, fail)
@@ -147,4 +180,4 @@ def read_difference(root: Path, meta: dict, items: pd.DataFrame, pool: pd.DataFr
     weights = pd.to_numeric(items["weight"], errors="coerce").to_numpy(np.float64)
     if not np.allclose(weights, 1.0 / k, rtol=0, atol=1e-12):
         raise fail(root / "items.csv", f"its weights are not 1/{k} (the difference estimator weighs no item)")
-    return names, DifferenceMicroBenchmark(index, values, folds)
+    return names, DifferenceMicroBenchmark(index, values, folds, law=law)

@@ -12,15 +12,22 @@ minus any held out) as sources, through the same seeded path as the experiment
   models the selection never saw, on the same N items at the same k, which is the situation
   of a new model (:func:`mbutils.results.intervals.empirical_interval`). Uniform random
   sampling needs none: its interval is exact (hypergeometric). The difference estimator
-  (``random_difference``) has an interval of its own, normal with the variance it estimates
-  from its cross-fitted residuals; its calibration (with that variance per model) measures
-  how often that interval covers;
+  (``random_difference``) has an interval of its own, Student-t (k - 2 degrees of freedom) with the
+  variance it estimates from its cross-fitted residuals; its calibration (with that variance per
+  model) measures how often that interval covers;
 * the **reliability card**: the MDAD at this k with its 95% interval from a protocol run of
   the selector on the pool (:func:`run_experiment`, cached), the planner's MDAD for random
   sampling under the same protocol, and the share of the pool's model pairs whose gap is at
   least the MDAD (the pairs it orders correctly at least ``threshold`` of the time), and the
   coverage of its interval measured on held-out models: the cross-fitted pool models, and the
   models held out of the build (``exclude``).
+
+Refused before any work is written: the difference estimator with fewer than ``MIN_ITEMS`` items (its two
+cross-fitted halves need two items each), and a pool whose models all answer the chosen items alike for
+any selector whose estimate or interval is learnt from the pool (:func:`check_pool_varies`): such a pool
+has nothing to predict or calibrate from, and gave intervals of zero width ("0.0 to 0.0" for a model of
+75%). Estimates and interval ends are accuracies in [0, 1]: the estimators clip them where they produce
+them, and the calibration clips every other selector's estimate as ``score`` does.
 
 Given ``out``, :func:`build_micro` also writes the folder (:mod:`mbutils.results.micro_folder`: the
 items, estimator, card, ``card.md`` and the lm-evaluation-harness export), whole or not at all.
@@ -43,9 +50,12 @@ from mbutils.methods.selectors.base import MicroBenchmark, Selector
 from mbutils.methods.selectors.random_sampling import DifferenceMicroBenchmark
 from mbutils.methods.selectors.spec import as_selector, selector_label
 from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark
+from mbutils.methods.estimators import MIN_ITEMS, clip_accuracy
+from mbutils.results.metrics import FEW_RUNS as METRICS_FEW_RUNS
 
-#: Fewer protocol runs than this make a card's MDAD and interval unreliable: the card says so.
-FEW_RUNS = 10
+#: Fewer protocol runs than this make a card's MDAD and interval unreliable: the card says so (the same
+#: constant as the ``mdad`` command's warning, :data:`mbutils.results.metrics.FEW_RUNS`).
+FEW_RUNS = METRICS_FEW_RUNS
 
 #: Micro-benchmark classes a folder can hold: a fixed list of items (adaptive tests are not), read by
 #: weights, IRT item parameters, or the difference estimator with the pool's answers.
@@ -85,7 +95,7 @@ class BuiltMicro:
     excluded: list[str]
     calibration: pd.DataFrame    # model, fold, estimate, truth, error (fractions); variance for "normal"
     card: Card
-    interval: str                # "hypergeometric", "empirical" or "normal"
+    interval: str                # "hypergeometric", "empirical" or "normal" (the difference estimator's, t)
     extra: dict = field(default_factory=dict)
     harness: object = None       # what the bundle states of its harness documents (HarnessMap), or None
     path: Path | None = None     # the folder, when build_micro wrote one
@@ -97,15 +107,54 @@ class BuiltMicro:
 
 
 def interval_kind(selector: Selector, k: int | None = None) -> str:
-    """Exact hypergeometric for uniform random sampling's plain mean; normal for the difference estimator
-    (``random_difference``, whose variance comes from its cross-fitted residuals; with fewer than 4 items,
-    ``k``, it is the plain mean, hence hypergeometric); empirical otherwise."""
-    from mbutils.methods.estimators import MIN_ITEMS
+    """Exact hypergeometric for uniform random sampling's plain mean; ``"normal"`` (the family name of the
+    difference estimator's own interval, Student-t since; see :mod:`mbutils.results.micro_difference`) for
+    ``random_difference``, whose variance comes from its cross-fitted residuals (``build_micro`` refuses it
+    below ``MIN_ITEMS`` items, ``k``); empirical otherwise."""
     from mbutils.methods.selectors.random_sampling import RandomDifference, RandomSampling
 
     if isinstance(selector, RandomDifference):
-        return "hypergeometric" if k is not None and k < MIN_ITEMS else "normal"
+        return "normal"
     return "hypergeometric" if type(selector) is RandomSampling else "empirical"
+
+
+def check_min_items(selector: Selector, k: int) -> None:
+    """Refuse a k below what the selector's estimator needs: the difference estimator's two cross-fitted
+    halves need ``MIN_ITEMS // 2`` items each (its interval then has k - 2 >= 2 degrees of freedom)."""
+    from mbutils.methods.selectors.random_sampling import RandomDifference
+
+    if isinstance(selector, RandomDifference) and k < MIN_ITEMS:
+        raise SelectorError(f"{selector.name}: k = {k} is below the difference estimator's minimum of {MIN_ITEMS} "
+                            f"items (two cross-fitted halves of {MIN_ITEMS // 2} at least, from which its interval "
+                            f"is estimated); use --k {MIN_ITEMS} or more, or --selector random for the plain mean "
+                            "with its exact interval")
+
+
+def check_pool_varies(selector: Selector, bench: Benchmark, rows: np.ndarray, micro: MicroBenchmark | None,
+                      kind: str) -> None:
+    """Refuse a pool of two models or more that answers alike: on every item (``micro`` None, before the
+    choice) or on the chosen items, every pool model gives the same answer to each.
+
+    The rule (one, for every selector whose estimate or interval is learnt from the pool, i.e. all but
+    uniform random sampling's exact interval): such a pool cannot tell one model from another on these
+    items, so the difference estimator's predictions are the same whatever the model answers, IRT
+    abilities are fitted on items no model differs on, and the calibration's held-out errors (or the
+    residuals) are all equal; the interval it gave had zero width ("0.0 to 0.0" for a model of 75%). It
+    is refused rather than given an interval the pool cannot support."""
+    if kind == "hypergeometric" or len(rows) < 2:
+        return
+    block = bench.correct[rows] if micro is None else bench.correct[rows][:, micro.items]
+    if block.size == 0 or not (block == block[:1]).all():
+        return
+    where = (f"all {bench.n_items} items" if micro is None else f"the {micro.size} items {selector.name} chose")
+    right = block[0].mean()
+    how = ("every one of them right on every item" if right == 1 else "every one of them wrong on every item"
+           if right == 0 else "identical answers, item by item")
+    raise ProtocolError(f"{bench.name}: the pool's {len(rows)} models answer {where} alike ({how}): they cannot "
+                        f"tell one model from another there, so {selector.name}'s estimate and interval have nothing "
+                        "to be learnt from (such a pool gave intervals of zero width); build from a pool whose models "
+                        "differ on the items (add models, exclude fewer, or a larger k), or use --selector random, "
+                        "whose exact interval needs no pool")
 
 
 def _choose(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed: int) -> MicroBenchmark:
@@ -153,8 +202,9 @@ def calibrate(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, se
         extra = {}
         if isinstance(micro, DifferenceMicroBenchmark):
             est, extra["variance"] = micro.estimate_with_variance(bench.correct[held])
-        else:
-            est = micro.estimate(bench.correct[held], None if bench.confidence is None else bench.confidence[held])
+        else:  # clipped to [0, 1] as score clips it
+            est = clip_accuracy(micro.estimate(bench.correct[held],
+                                               None if bench.confidence is None else bench.confidence[held]))
         truth = bench.accuracy[held]
         parts.append(pd.DataFrame({"model": bench.models[held].astype(str), "fold": f, "estimate": est,
                                    "truth": truth, "error": est - truth, **extra}))
@@ -246,7 +296,8 @@ def interval_coverage(bench: Benchmark, micro, kind: str, calibration: pd.DataFr
         out["calibration"] = {"models": int(len(errors)), "covered": covered}
     if len(excluded_rows):
         correct = bench.correct[excluded_rows]
-        est = micro.estimate(correct, None if bench.confidence is None else bench.confidence[excluded_rows])
+        confidence = None if bench.confidence is None else bench.confidence[excluded_rows]
+        est = clip_accuracy(micro.estimate(correct, confidence))
         hits = np.rint(correct[:, micro.items].sum(1)).astype(np.int64)
         box = bounds(est, hits)
         truth = bench.accuracy[excluded_rows]
@@ -261,20 +312,20 @@ def interval_coverage(bench: Benchmark, micro, kind: str, calibration: pd.DataFr
 
 def normal_coverage(bench: Benchmark, micro, calibration: pd.DataFrame, excluded_rows: np.ndarray,
                     level: float = 0.9) -> dict:
-    """Coverage of the difference estimator's normal interval at ``level`` on held-out models, and its width.
+    """Coverage of the difference estimator's own interval (Student-t, k - 2 degrees of freedom, its variance
+    floored: ``micro.bounds``) at ``level`` on held-out models, and its width.
 
-    ``calibration``: each cross-fitted pool model against the normal interval of the micro-benchmark built
-    without it (its estimate and that micro-benchmark's variance); ``excluded``: the models held out of the
-    build, scored by ``micro`` with its variance. Each holds ``width``, the mean width in points; ``width``
-    is the median width over the held-out models (the cross-fitted ones, else the excluded ones), since the
-    width depends on how well the pool predicts a model, not only on its accuracy."""
-    from mbutils.results.intervals import normal_interval
-
+    ``calibration``: each cross-fitted pool model against the interval of the micro-benchmark built
+    without it (its estimate and that micro-benchmark's variance; same k, hence the same law and degrees of
+    freedom); ``excluded``: the models held out of the build, scored by ``micro`` with its variance. Each
+    holds ``width``, the mean width in points; ``width`` is the median width over the held-out models (the
+    cross-fitted ones, else the excluded ones), since the width depends on how well the pool predicts a
+    model, not only on its accuracy."""
     out: dict = {"level": level, "calibration": None, "excluded": None}
     widths = np.zeros(0)
 
     def measure(est, var, truth) -> tuple[dict, np.ndarray]:
-        box = normal_interval(est, var, level)
+        box = np.stack(micro.bounds(est, var, bench.n_items, level), axis=1)
         inside = (box[:, 0] - 1e-12 <= truth) & (truth <= box[:, 1] + 1e-12)
         width = 100 * (box[:, 1] - box[:, 0])
         return {"models": int(len(truth)), "covered": int(inside.sum()), "width": float(width.mean())}, width
@@ -308,10 +359,11 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
         (``mbutils.results.micro_choice.choose_selector``; the card records why). ``"random_difference"``
         (:class:`~mbutils.RandomDifference`, a uniform sample read by the cross-fitted difference
         estimator) is written with the pool's answers on every item (``pool_answers.csv``), which its
-        estimate reads, and gets a normal interval from its own variance; ``"random_regression"`` is
+        estimate reads, and gets a Student-t interval from its own variance (k - 2 degrees of freedom;
+        at least ``MIN_ITEMS`` = 4 items); ``"random_regression"`` is
         refused (its regression is fitted at scoring time).
     k : int
-        Items in the micro-benchmark (1 to N).
+        Items in the micro-benchmark (1 to N; 4 to N for ``random_difference``).
     seed : int, default 0
         Root seed of the selection (run 0 of an experiment with this seed), the folds and the
         protocol run.
@@ -378,8 +430,11 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
     if selector.uses_sources and len(rows) < 2:
         raise ProtocolError(f"{selector.name} learns from source models, and the pool has {len(rows)}; "
                             "exclude fewer models")
-    micro = _choose(selector, benchmark, rows, k, seed)
     kind = interval_kind(selector, k)
+    check_min_items(selector, k)
+    check_pool_varies(selector, benchmark, rows, None, kind)
+    micro = _choose(selector, benchmark, rows, k, seed)
+    check_pool_varies(selector, benchmark, rows, micro, kind)
     calibration = calibrate(selector, benchmark, rows, k, seed, folds) if kind != "hypergeometric" else \
         pd.DataFrame(columns=["model", "fold", "estimate", "truth", "error"])
     pool = pool_benchmark(benchmark, rows)

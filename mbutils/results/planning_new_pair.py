@@ -71,7 +71,7 @@ def fold_pair_noise(calibration) -> tuple[float, int]:
 def _rows(folder, names: list[str], paths, metric, log_filter) -> tuple[np.ndarray, dict]:
     """The two models' answers on the folder's index space, from the logs or, for pool models, the bundle."""
     from mbutils.data.datasets import load_benchmark
-    from mbutils.results.scoring import folder_metric, read_answers
+    from mbutils.results.answers import folder_metric, read_answers
 
     logged = read_answers(folder, paths, folder_metric(folder, metric)[0], log_filter) if paths else None
     have = list(logged.models) if logged is not None else []

@@ -39,6 +39,14 @@ from conftest import LANE_MODULES, LANE_TESTS, MARKED_AT_COLLECTION, REPO, TESTS
 #: build or Chromium without running one. An exempted helper adds nothing to the tests using it.
 #: Modules are named by their path in tests/, as in the lane table.
 REFERS_BUT_DOES_NOT_RUN: dict[tuple[str, str], str] = {
+    ("build/test_preflight_run_chapter.py", "test_sizes_past_the_seen_half_are_refused_as_experiment_refuses_them"):
+        "papermill is a stub that must not be called; refused before any kernel",
+    ("build/test_preflight_run_chapter.py", "test_a_bundle_that_does_not_exist_is_refused_before_the_kernel"):
+        "papermill is a stub that must not be called; refused before any kernel",
+    ("build/test_preflight_run_chapter.py", "test_a_pool_too_small_is_refused_with_run_chapters_names"):
+        "papermill is a stub that must not be called; refused before any kernel",
+    ("build/test_preflight_run_chapter.py", "test_a_new_model_the_bundle_lacks_is_named_by_its_parameter"):
+        "papermill is a stub that must not be called; refused before any kernel",
     ("build/test_chapters.py", "test_run_chapter_refuses_unknown_chapters_and_parameters"):
         "run_chapter refuses an unknown chapter and an unknown parameter before it starts a kernel",
     ("cli/test_micro_hostile.py", "test_run_chapter_refuses_an_absurd_runs_before_executing"):

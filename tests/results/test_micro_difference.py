@@ -16,6 +16,7 @@ from scipy.stats import norm
 
 from helpers import run_command as run
 from mbutils import build_micro, load_benchmark
+from mbutils.base.errors import SelectorError
 from mbutils.methods.estimators import default_neighbours, normal_interval as two_sided
 from mbutils.methods.selectors.random_sampling import DifferenceMicroBenchmark
 from mbutils.results.intervals import normal_interval
@@ -76,8 +77,7 @@ def test_the_folders_score_is_the_estimators_estimate_and_variance(setting):
     assert isinstance(folder.micro, DifferenceMicroBenchmark) and folder.item_names == list(bench.items)
     np.testing.assert_array_equal(folder.micro.source_correct, built.micro.source_correct)
     table = score(folder, [responses], level=0.8)
-    estimate, variance = built.micro.estimate_with_variance(bench.correct[:HELD].astype(float))
-    low, high = two_sided(estimate, variance, 0.8)
+    estimate, low, high = built.micro.interval(bench.correct[:HELD].astype(float), 0.8)
     np.testing.assert_allclose(table["estimate"], 100 * estimate, rtol=0, atol=1e-10)
     np.testing.assert_allclose(table["low"], 100 * low, rtol=0, atol=1e-10)
     np.testing.assert_allclose(table["high"], 100 * high, rtol=0, atol=1e-10)
@@ -184,9 +184,9 @@ def test_an_edited_and_resealed_difference_folder_is_refused_naming_the_file(set
     assert err.startswith("error: ") and err.count("\n") == 1 and name in err, err
 
 
-def test_the_normal_interval_covers_held_out_models_within_monte_carlo_bounds(setting, tmp_path):
+def test_the_student_t_interval_covers_held_out_models_within_monte_carlo_bounds(setting, tmp_path):
     """Leave-one-out calibration (one fold per pool model, so each model is scored by its own independent draw
-    of K items): the 90% normal interval's coverage lies within three binomial standard deviations of 0.9;
+    of K items): the 90% Student-t interval's coverage lies within three binomial standard deviations of 0.9;
     the card's numbers are those of calibration.csv."""
     bench, _, _ = setting
     level = 0.9
@@ -195,7 +195,7 @@ def test_the_normal_interval_covers_held_out_models_within_monte_carlo_bounds(se
                         folds=pool)
     calibration = built.calibration
     assert len(calibration) == pool and calibration["fold"].nunique() == pool
-    box = normal_interval(calibration["estimate"], calibration["variance"], level)
+    box = np.stack(built.micro.bounds(calibration["estimate"], calibration["variance"], bench.n_items, level), axis=1)
     inside = (box[:, 0] <= calibration["truth"]) & (calibration["truth"] <= box[:, 1])
     coverage = built.card.coverage
     assert coverage["level"] == level and coverage["calibration"]["models"] == pool
@@ -205,8 +205,8 @@ def test_the_normal_interval_covers_held_out_models_within_monte_carlo_bounds(se
     bound = 3 * math.sqrt(level * (1 - level) / pool)  # 3 binomial sd of a share of `pool` independent models
     assert abs(inside.mean() - level) <= bound, (inside.mean(), bound)
     excluded = coverage["excluded"]  # one draw for all 30: correlated, so only checked against its own count
-    estimate, variance = built.micro.estimate_with_variance(bench.correct[:HELD].astype(float))
-    held_box = normal_interval(estimate, variance, level)
+    _, low, high = built.micro.interval(bench.correct[:HELD].astype(float), level)
+    held_box = np.stack([low, high], axis=1)
     truth = bench.accuracy[:HELD]
     assert excluded["covered"] == int(((held_box[:, 0] <= truth) & (truth <= held_box[:, 1])).sum())
 
@@ -241,12 +241,13 @@ def test_plan_for_two_new_models_uses_the_estimators_variance_of_their_differenc
     assert "paired cross-fitted residuals" in text.split("Assumed:")[1]
 
 
-def test_fewer_than_four_items_are_the_plain_mean_with_the_exact_interval(tmp_path):
+def test_fewer_than_four_items_are_refused_naming_the_minimum(tmp_path):
+    from mbutils.methods.estimators import MIN_ITEMS
+
     bench = load_benchmark("synthetic-gpqa")
-    built = build_micro(bench, "random_difference", 3, runs=1, out=tmp_path / "micro")
-    assert built.interval == "hypergeometric" and not isinstance(built.micro, DifferenceMicroBenchmark)
-    assert not (tmp_path / "micro" / ANSWERS).exists()
-    assert json.loads((tmp_path / "micro" / "micro.json").read_text())["estimator"]["kind"] == "weighted_mean"
+    with pytest.raises(SelectorError, match=str(MIN_ITEMS)):
+        build_micro(bench, "random_difference", MIN_ITEMS - 1, runs=1, out=tmp_path / "micro")
+    assert not (tmp_path / "micro").exists()
 
 
 def test_the_command_line_builds_and_scores_a_difference_micro_benchmark(setting, tmp_path):

@@ -2,9 +2,10 @@
 
 A bundle folder holds ``responses.csv`` (models x items, 0/1, empty = missing),
 ``items.csv`` (``item,subtask`` + optional columns), and optionally ``confidence.csv``,
-``models.csv`` and ``target_sets.json`` (see data/README.md). ``format`` names the files,
-``search`` finds a folder, ``read`` validates and loads it (``problems``, ``files``,
-``responses`` and ``metadata`` are its parts), ``write`` saves one.
+``models.csv``, ``target_sets.json`` and ``provenance.json`` (see data/README.md). ``format`` names
+the files, ``search`` finds a folder, ``read`` validates and loads it (``problems``, ``files``,
+``responses``, ``metadata``, ``record`` and ``options`` are its parts; ``harness`` and ``tasknames``
+what ``build-micro`` needs of it), ``write`` saves one.
 """
 
 from mbutils.data.benchmark import Benchmark

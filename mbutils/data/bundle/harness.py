@@ -16,8 +16,10 @@ bundle's correctness was read from. A bundle states this in one of two ways:
   are no harness documents says so and why: ``{"unavailable": "reason"}``.
 
 :func:`harness_map` returns what the bundle states (None when it states nothing: the export then reads
-``task:doc_id`` item ids, :mod:`mbutils.results.lm_eval_task`); a statement it cannot use is one
-:class:`BundleError` naming the file and what to change.
+``task:doc_id`` item ids, :mod:`mbutils.data.bundle.tasknames`); a statement it cannot use is one
+:class:`StatementError` naming the file, the key or column, and what to change. A task name the bundle
+states is held to the export's rule here (:mod:`~mbutils.data.bundle.tasknames`), so a bad name is
+blamed on the file and key that give it; ``validate`` reports the same through :func:`harness_for`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mbutils.base.errors import BundleError
+from mbutils.data.bundle.format import ITEMS, PROVENANCE
+from mbutils.data.bundle.record import read_record
+from mbutils.data.bundle.tasknames import SUFFIX, first_lookalike, lookalike_fault, suffix_clash, suffix_fault, \
+    task_name_fault
 
 PROVENANCE_KEY = "lm_eval"
 TASK_COLUMN, DOC_COLUMN, METRIC_COLUMN = "lm_eval_task", "doc_id", "lm_eval_metric"
@@ -38,6 +44,9 @@ IMPORTED_TASK_COLUMN = "task"
 DOC_RULES = {"item_suffix": "the whole number ending the item id, after its last ':' or '_'"}
 _SUFFIX = re.compile(r".*[:_]([0-9]{1,12})")
 _METRIC = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}")
+_KEY = f"key {PROVENANCE_KEY!r}"
+#: What to do about a task name the bundle states that the export cannot use.
+_FIX = "write the task's name as lm-evaluation-harness knows it"
 
 
 @dataclass(frozen=True)
@@ -52,40 +61,60 @@ class HarnessMap:
     unavailable: str = ""    # the bundle says its items are no harness documents, and why
 
 
-def _fail(where: str, what: str) -> BundleError:
-    return BundleError(f"{where}: {what}")
+class StatementError(BundleError):
+    """A statement of the bundle's harness documents that cannot be used, located: ``file`` (items.csv or
+    provenance.json), ``location`` (the key, or the items and column) and ``what`` (the fault, what to do)."""
+
+    def __init__(self, message: str, file: str = "", location: str = "", what: str = ""):
+        super().__init__(message)
+        self.file, self.location, self.what = file, location, what
 
 
-def _provenance(folder: Path | None) -> tuple[dict | None, Path | None]:
-    """The ``lm_eval`` entry of the bundle's provenance.json (None when there is none)."""
-    if folder is None or not (Path(folder) / "provenance.json").is_file():
-        return None, None
-    path = Path(folder) / "provenance.json"
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return None, path  # unreadable: `data show` reports it; here it states nothing
-    entry = record.get(PROVENANCE_KEY) if isinstance(record, dict) else None
+def _fail(folder: Path | None, file: str, location: str, what: str) -> StatementError:
+    shown = str(Path(folder) / file) if folder is not None else file
+    return StatementError(f"{shown}, {location}: {what}" if location else f"{shown}: {what}", file, location, what)
+
+
+def _provenance(folder: Path | None) -> dict | None:
+    """The ``lm_eval`` entry of the bundle's provenance.json (None when there is none, or the file cannot be
+    read: validation reports that)."""
+    record = read_record(folder)
+    entry = record.get(PROVENANCE_KEY) if record is not None else None
     if entry is not None and not isinstance(entry, dict):
-        raise _fail(f"{path}, key {PROVENANCE_KEY!r}", "is not an object; give {\"tasks\": {subtask: harness task}, "
+        raise _fail(folder, PROVENANCE, _KEY, "is not an object; give {\"tasks\": {subtask: harness task}, "
                     "\"doc_id\": \"item_suffix\", \"metric\": ...} or {\"unavailable\": reason} (see data/README.md)")
-    return entry, path
+    return entry
 
 
-def _metric(value, where: str) -> str | None:
+def _metric(value, folder: Path | None, file: str, location: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not _METRIC.fullmatch(value):
-        raise _fail(where, f"metric {ascii(str(value))[:60]} is not an lm-eval metric name (ASCII letters, digits, "
-                    "'_', '-', '.'); write the metric the bundle's 0/1 answers were read from, e.g. acc_norm")
+        raise _fail(folder, file, location, f"metric {ascii(str(value))[:60]} is not an lm-eval metric name (ASCII "
+                    "letters, digits, '_', '-', '.'); write the metric the bundle's 0/1 answers were read from, e.g. "
+                    "acc_norm")
     return value
 
 
-def _from_columns(info, items, entry: dict | None, path: Path | None, task_column: str = TASK_COLUMN,
-                  where: str = "items.csv") -> HarnessMap:
+def _check_names(labels: dict[str, str], folder: Path | None, file: str, one: str, two: str) -> None:
+    """The export's name rule over the task names a file states (``labels``: task -> who states it first,
+    placed after ``one`` for one name, ``two`` for two): unusable, look-alike or named like an export."""
+    for task, label in labels.items():
+        fault = task_name_fault(task)
+        if fault:
+            raise _fail(folder, file, f"{one} {label}", f"{fault}; {_FIX}")
+    pair = first_lookalike(labels)
+    if pair:
+        raise _fail(folder, file, f"{two} {labels[pair[0]]} and {labels[pair[1]]}", lookalike_fault(*pair))
+    clash = suffix_clash(labels)
+    if clash:
+        raise _fail(folder, file, f"{two} {labels[clash]} and {labels[clash[: -len(SUFFIX)]]}", suffix_fault(clash))
+
+
+def _from_columns(info, items, entry: dict | None, folder: Path | None, task_column: str = TASK_COLUMN) -> HarnessMap:
     if DOC_COLUMN not in info:
-        raise _fail(where, f"has the column {TASK_COLUMN} but not {DOC_COLUMN}; give both (the harness task and the "
-                    "document index of each item) or neither")
+        raise _fail(folder, ITEMS, "", f"has the column {TASK_COLUMN} but not {DOC_COLUMN}; give both (the harness "
+                    "task and the document index of each item) or neither")
     tasks, docs = [], []
     for item, task, doc in zip(items, info[task_column], info[DOC_COLUMN]):
         task = None if task is None or (isinstance(task, float) and math.isnan(task)) or str(task).strip() == "" \
@@ -94,74 +123,93 @@ def _from_columns(info, items, entry: dict | None, path: Path | None, task_colum
         if doc is not None and not (isinstance(doc, float) and math.isnan(doc)):
             try:
                 number = float(doc)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 number = -1.0
             if not (number.is_integer() and 0 <= number < 1e12):
-                raise _fail(where, f"item {ascii(str(item))[:80]}, column {DOC_COLUMN}: {ascii(str(doc))[:40]} is not a "
-                            "document index; give a whole number of at least 0 (its position in the task's split)")
+                raise _fail(folder, ITEMS, f"item {ascii(str(item))[:80]}, column {DOC_COLUMN}",
+                            f"{ascii(str(doc))[:40]} is not a document index; give a whole number of at least 0 (its "
+                            "position in the task's split)")
             number = int(number)
         if (task is None) != (number is None):
-            raise _fail(where, f"item {ascii(str(item))[:80]} has a {TASK_COLUMN if task else DOC_COLUMN} but no "
-                        f"{DOC_COLUMN if task else TASK_COLUMN}; give both, or leave both empty for an item that is "
-                        "no harness document")
+            raise _fail(folder, ITEMS, f"item {ascii(str(item))[:80]}",
+                        f"has a {TASK_COLUMN if task else DOC_COLUMN} but no {DOC_COLUMN if task else TASK_COLUMN}; "
+                        "give both, or leave both empty for an item that is no harness document")
         tasks.append(task)
         docs.append(number)
+    labels: dict[str, str] = {}
+    for item, task in zip(items, tasks):
+        if task is not None:
+            labels.setdefault(task, ascii(str(item))[:80])
+    _check_names(labels, folder, ITEMS, f"column {task_column}, item", f"column {task_column}, items")
     metric = None
     if METRIC_COLUMN in info:
         values = {str(v).strip() for v in info[METRIC_COLUMN] if v is not None and str(v).strip() not in ("", "nan")}
         if len(values) > 1:
-            raise _fail(where, f"column {METRIC_COLUMN} names {len(values)} metrics ({', '.join(sorted(values)[:3])}); "
-                        "a bundle is scored on one metric: give one value (or leave the column out)")
-        metric = _metric(values.pop(), f"{where}, column {METRIC_COLUMN}") if values else None
+            raise _fail(folder, ITEMS, f"column {METRIC_COLUMN}", f"names {len(values)} metrics "
+                        f"({', '.join(sorted(values)[:3])}); a bundle is scored on one metric: give one value (or "
+                        "leave the column out)")
+        metric = _metric(values.pop(), folder, ITEMS, f"column {METRIC_COLUMN}") if values else None
     if metric is None and entry is not None:
-        metric = _metric(entry.get("metric"), f"{path}, key {PROVENANCE_KEY!r}")
+        metric = _metric(entry.get("metric"), folder, PROVENANCE, _KEY)
     return HarnessMap(tuple(tasks), tuple(docs), metric, f"items.csv columns {task_column} and {DOC_COLUMN}")
 
 
-def _from_provenance(entry: dict, path: Path, items, subtasks) -> HarnessMap:
-    where = f"{path}, key {PROVENANCE_KEY!r}"
+def _from_provenance(entry: dict, folder: Path | None, items, subtasks) -> HarnessMap:
+    source = f"{PROVENANCE}, {_KEY}"
     if "unavailable" in entry:
         reason = "".join(c for c in " ".join(str(entry["unavailable"]).split()) if c.isprintable())[:600]
-        return HarnessMap((None,) * len(items), (None,) * len(items), None, where, unavailable=reason or "(no reason given)")
+        return HarnessMap((None,) * len(items), (None,) * len(items), None, source,
+                          unavailable=reason or "(no reason given)")
     if "tasks" not in entry and "doc_id" not in entry:
-        return HarnessMap(None, None, _metric(entry.get("metric"), where), f"{path.name}, key {PROVENANCE_KEY!r}")
+        return HarnessMap(None, None, _metric(entry.get("metric"), folder, PROVENANCE, _KEY), source)
     spec, rule = entry.get("tasks"), entry.get("doc_id")
     if not isinstance(spec, dict) or not all(isinstance(v, str) and v.strip() for v in spec.values()):
-        raise _fail(where, "needs \"tasks\": an object of subtask -> harness task name (see data/README.md)")
+        raise _fail(folder, PROVENANCE, _KEY, "needs \"tasks\": an object of subtask -> harness task name (see "
+                    "data/README.md)")
+    labels: dict[str, str] = {}
+    for subtask, task in spec.items():
+        labels.setdefault(task.strip(), json.dumps(subtask))
+    _check_names(labels, folder, PROVENANCE, f"{_KEY}, \"tasks\" entry", f"{_KEY}, \"tasks\" entries")
     if rule not in DOC_RULES:
-        raise _fail(where, f"\"doc_id\" is {ascii(rule)[:40]}; give one of: "
+        raise _fail(folder, PROVENANCE, _KEY, f"\"doc_id\" is {ascii(rule)[:40]}; give one of: "
                     + "; ".join(f"{name!r} ({what})" for name, what in DOC_RULES.items()))
     tasks, docs = [], []
     for item, subtask in zip(items, subtasks):
         if str(subtask) not in spec:
-            raise _fail(where, f"\"tasks\" names no harness task for subtask {ascii(str(subtask))[:80]}; map every "
-                        "subtask of the bundle")
+            raise _fail(folder, PROVENANCE, _KEY, f"\"tasks\" names no harness task for subtask "
+                        f"{ascii(str(subtask))[:80]}; map every subtask of the bundle")
         match = _SUFFIX.fullmatch(str(item))
         if match is None:
-            raise _fail(where, f"item {ascii(str(item))[:80]} does not end in a document index after ':' or '_', "
-                        "as \"doc_id\": \"item_suffix\" says; give items.csv columns lm_eval_task and doc_id instead")
+            raise _fail(folder, PROVENANCE, _KEY, f"item {ascii(str(item))[:80]} does not end in a document index "
+                        "after ':' or '_', as \"doc_id\": \"item_suffix\" says; give items.csv columns lm_eval_task "
+                        "and doc_id instead")
         tasks.append(spec[str(subtask)].strip())
         docs.append(int(match[1]))
-    return HarnessMap(tuple(tasks), tuple(docs), _metric(entry.get("metric"), where), f"{path.name}, key {PROVENANCE_KEY!r}")
+    return HarnessMap(tuple(tasks), tuple(docs), _metric(entry.get("metric"), folder, PROVENANCE, _KEY), source)
+
+
+def harness_for(folder: Path | None, item_info, items, subtasks) -> HarnessMap | None:
+    """What a bundle states of its items' harness documents, from its folder (None: a bundle built in
+    memory) and its items.csv content: items.csv columns first, else provenance.json; None when it states
+    nothing. A statement it cannot use raises :class:`StatementError`."""
+    entry = _provenance(folder)
+    items = [str(i) for i in items]
+    if item_info is not None and TASK_COLUMN in item_info:
+        return _from_columns(item_info, items, entry, folder)
+    if item_info is not None and IMPORTED_TASK_COLUMN in item_info and DOC_COLUMN in item_info:
+        return _from_columns(item_info, items, entry, folder, IMPORTED_TASK_COLUMN)
+    if entry is not None:
+        return _from_provenance(entry, folder, items, [str(s) for s in subtasks])
+    if item_info is not None and METRIC_COLUMN in item_info:  # a metric only: the item ids say the documents
+        stated = _from_columns(item_info.assign(**{TASK_COLUMN: None, DOC_COLUMN: None}), items, None, folder)
+        if stated.metric is None:
+            return None
+        return HarnessMap(None, None, stated.metric, f"items.csv column {METRIC_COLUMN}")
+    return None
 
 
 def harness_map(benchmark) -> HarnessMap | None:
     """What ``benchmark``'s bundle states of its items' harness documents: items.csv columns first, else
     provenance.json (read from the folder the benchmark was loaded from); None when it states nothing."""
     folder = Path(benchmark.origin) if benchmark.origin and Path(benchmark.origin).is_dir() else None
-    entry, path = _provenance(folder)
-    info = benchmark.item_info
-    items = [str(i) for i in benchmark.items]
-    where = str(folder / "items.csv") if folder is not None else "items.csv"
-    if info is not None and TASK_COLUMN in info:
-        return _from_columns(info, items, entry, path, where=where)
-    if info is not None and IMPORTED_TASK_COLUMN in info and DOC_COLUMN in info:
-        return _from_columns(info, items, entry, path, IMPORTED_TASK_COLUMN, where)
-    if entry is not None:
-        return _from_provenance(entry, path, items, [str(s) for s in benchmark.subtasks])
-    if info is not None and METRIC_COLUMN in info:  # a metric only: the item ids say the documents (task:doc_id)
-        stated = _from_columns(info.assign(**{TASK_COLUMN: None, DOC_COLUMN: None}), items, None, None, where=where)
-        if stated.metric is None and entry is None:
-            return None
-        return HarnessMap(None, None, stated.metric, f"items.csv column {METRIC_COLUMN}")
-    return None
+    return harness_for(folder, benchmark.item_info, benchmark.items, benchmark.subtasks)

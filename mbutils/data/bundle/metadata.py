@@ -14,9 +14,10 @@ import numpy as np
 import pandas as pd
 
 from mbutils.data.bundle.files import _decode, _present, _read_table, _separator_hint
-from mbutils.data.bundle.options import OPTION_COLUMNS, bad_option_rows
+from mbutils.data.bundle.options import OPTION_COLUMNS, RULE, bad_option_rows, cell_fault
 from mbutils.data.bundle.format import CONFIDENCE, ITEMS, MODELS, TARGET_SETS
-from mbutils.data.bundle.problems import MAX_LISTED, _Log, _duplicates, _index, _names, _numbers, _row, _unusable
+from mbutils.data.bundle.problems import (MAX_LISTED, _Log, _duplicates, _index, _lookalikes, _names, _nfc, _numbers,
+                                          _row, _spellings, _unusable)
 from mbutils.data.bundle.responses import _Responses
 from mbutils.data.bundle.search import stored_file
 
@@ -29,7 +30,7 @@ def _column(values: list[str]) -> np.ndarray:
         if not empty.any():
             try:
                 return text.astype(np.int64)
-            except ValueError:
+            except (ValueError, OverflowError):  # OverflowError: a whole number beyond 64 bits, read as a float
                 pass
         try:
             return np.where(empty, "nan", text).astype(np.float64)
@@ -43,7 +44,8 @@ def _column(values: list[str]) -> np.ndarray:
 
 
 def _read_items(folder: Path, resp: _Responses | None, log: _Log):
-    """Subtask per responses column, and ``item_info`` (item, subtask + the extra columns; None if none)."""
+    """Subtask per responses column, ``item_info`` (item, subtask + the extra columns; None if none) and the
+    line of items.csv that gives each item."""
     table = _read_table(folder, ITEMS, log, key="item", required=True,
                         what="one row per item with columns item,subtask")
     if table is None:
@@ -81,6 +83,14 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
          for n, w in dups],
         n_dups, "repeated items",
     )
+    if resp is None:  # else responses.csv's header reports them, or they are matched to it below
+        alike, n_alike = _lookalikes(names, lines)
+        log.listing(ITEMS, [(f"rows {_numbers(rows_)}", _spellings("items", spelt, [f"row {r}" for r in rows_]))
+                            for spelt, rows_ in alike], n_alike, "item names written in several Unicode spellings")
+    alike, n_alike = _lookalikes(subtasks, lines)
+    log.listing(ITEMS, [(f"rows {_numbers(rows_)}, column 'subtask'",
+                         _spellings("subtasks", spelt, [f"row {r}" for r in rows_])) for spelt, rows_ in alike],
+                n_alike, "subtask names written in several Unicode spellings")
     odd = _unusable(subtasks)
     if odd.size:
         log.error(ITEMS, f"row(s) {_numbers(lines[odd].tolist())}, column 'subtask'",
@@ -99,13 +109,22 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
     first = np.flatnonzero(~_index(names).duplicated())
     found = _index(names[first]).get_indexer(resp.items)
     unlisted = np.flatnonzero(found < 0)
+    extra = np.flatnonzero(~_index(names).isin(resp.items))
+    unlisted, extra, twins = _spelt_apart(names, resp.items, unlisted, extra)
+    log.listing(
+        ITEMS,
+        [(_row(lines[i], "item", names[i]),
+          f"is written {ascii(str(names[i]))} here but {ascii(str(resp.items[j]))} in responses.csv (column {j + 2}): "
+          "one name in two Unicode spellings, which look alike but differ; write it alike in both files")
+         for i, j in twins[:MAX_LISTED]],
+        len(twins), "items written in another Unicode spelling than in responses.csv",
+    )
     log.listing(
         ITEMS,
         [("", f"item '{resp.items[j]}' (column {j + 2} of responses.csv) has no row; add it with its subtask")
          for j in unlisted[:MAX_LISTED]],
         unlisted.size, "items of responses.csv without a row in items.csv",
     )
-    extra = np.flatnonzero(~_index(names).isin(resp.items))
     log.listing(
         ITEMS,
         [(_row(lines[i], "item", names[i]),
@@ -113,7 +132,7 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
          for i in extra[:MAX_LISTED]],
         extra.size, "items not in responses.csv",
     )
-    if unlisted.size:
+    if unlisted.size or twins:
         return None
     index = first[found]
     for column in (c for c in OPTION_COLUMNS if c in data):
@@ -121,8 +140,8 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
         log.listing(
             ITEMS,
             [(f"{_row(lines[i], 'item', names[i])}, column '{column}'",
-              f"'{data[column][i]}' is not a number of answer options; give a whole number of at least 2, or "
-              "leave the cell empty when it is not known") for i in bad[:MAX_LISTED]],
+              f"'{_cut(data[column][i])}' is not a number of answer options ({cell_fault(data[column][i])}); "
+              f"give {RULE}, or leave the cell empty when it is not known") for i in bad[:MAX_LISTED]],
             bad.size, f"items with an unusable {column}",
         )
     info_cols = [c for c in columns if c not in ("item", "subtask")]
@@ -130,7 +149,32 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
     if info_cols:
         extra_cols = {c: _column(data[c])[index] for c in info_cols}
         info = pd.DataFrame({"item": resp.items, "subtask": subtasks[index], **extra_cols})
-    return subtasks[index], info
+    return subtasks[index], info, lines[index]
+
+
+def _cut(text: str, length: int = 40) -> str:
+    """A cell as a message quotes it: at most ``length`` characters."""
+    return text if len(text) <= length else text[: length - 3] + "..."
+
+
+def _spelt_apart(names: np.ndarray, columns: np.ndarray, unlisted: np.ndarray, extra: np.ndarray):
+    """Pair each column of responses.csv without a row (``unlisted``) with a row of items.csv naming no column
+    (``extra``) that is the same name in another Unicode spelling: (unlisted, extra, pairs) with the pairs
+    (row position, column position) taken out of both."""
+    if not unlisted.size or not extra.size:
+        return unlisted, extra, []
+    rows: dict[str, int] = {}
+    for i, form in zip(extra.tolist(), _nfc(names[extra])):
+        rows.setdefault(form, i)
+    twins = []
+    for j, form in zip(unlisted.tolist(), _nfc(columns[unlisted])):
+        if form in rows:
+            twins.append((rows.pop(form), j))
+    if not twins:
+        return unlisted, extra, []
+    rows_paired, columns_paired = {i for i, _ in twins}, {j for _, j in twins}
+    return (np.array([j for j in unlisted.tolist() if j not in columns_paired], dtype=int),
+            np.array([i for i in extra.tolist() if i not in rows_paired], dtype=int), twins)
 
 
 def _float_or_none(text: str) -> float | None:

@@ -6,6 +6,7 @@ and messages list names and rows the same way (at most :data:`MAX_LISTED` of a k
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -96,6 +97,33 @@ def _unusable(names: np.ndarray) -> np.ndarray:
     Unicode line separator or bidirectional control inside (options, logs, tables and exported task
     files would split them or show other text than is stored)."""
     return unsafe_names(names)
+
+
+def _nfc(names) -> list[str]:
+    """Each name in Unicode's composed form (NFC); ASCII names, most of them, are left as they are."""
+    return [name if name.isascii() else unicodedata.normalize("NFC", name) for name in map(str, names)]
+
+
+def _lookalikes(names, positions) -> tuple[list[tuple[list[str], list]], int]:
+    """Names that differ as stored but not in NFC (an accented letter typed as one character or as a letter
+    and an accent): per composed form, its spellings and the first position of each, for the first MAX_LISTED
+    forms written more than one way; and how many forms are."""
+    names = [str(name) for name in names]
+    if all(name.isascii() for name in names):
+        return [], 0
+    forms: dict[str, dict[str, object]] = {}
+    for name, form, position in zip(names, _nfc(names), positions):
+        forms.setdefault(form, {}).setdefault(name, position)
+    found = [(list(spellings), list(spellings.values())) for spellings in forms.values() if len(spellings) > 1]
+    return found[:MAX_LISTED], len(found)
+
+
+def _spellings(what: str, spellings: list[str], places: list[str]) -> str:
+    """One message for a name written in several Unicode spellings: each spelling escaped, with its place."""
+    listed = " and ".join(f"{ascii(name)} ({place})" for name, place in zip(spellings, places))
+    return (f"{what} {listed} are one name in {len(spellings)} Unicode spellings (they differ only in "
+            "normalisation, e.g. an accented letter written as one character or as a letter and an accent), so "
+            "they look alike but are different names; write them alike (NFC) or rename one")
 
 
 def _duplicates(names: np.ndarray, lines) -> tuple[list[tuple[str, list]], int]:

@@ -2,11 +2,16 @@
 
 A bundle folder holds ``responses.csv`` (models x items, 0/1, empty = missing),
 ``items.csv`` (``item,subtask`` + optional columns), and optionally
-``confidence.csv``, ``models.csv`` and ``target_sets.json`` (see data/README.md).
+``confidence.csv``, ``models.csv``, ``target_sets.json`` and ``provenance.json`` (see data/README.md).
 Reading and the problem report are one pass (a :class:`Problem` names file, row and
 column): finding the folder is :mod:`~mbutils.data.bundle.search`, each file's reader is
-:mod:`~mbutils.data.bundle.responses` or :mod:`~mbutils.data.bundle.metadata`, and writing lives
-in :mod:`mbutils.data.bundle.write`.
+:mod:`~mbutils.data.bundle.responses`, :mod:`~mbutils.data.bundle.metadata` or
+:mod:`~mbutils.data.bundle.record` (provenance.json, whose answer options
+:mod:`~mbutils.data.bundle.options` checks), and writing lives in :mod:`mbutils.data.bundle.write`.
+
+:func:`validate_bundle` also applies ``build-micro``'s rule to the lm-eval task names the items would
+export under (:mod:`~mbutils.data.bundle.harness`, :mod:`~mbutils.data.bundle.tasknames`): what it
+refuses there is an error of kind ``"export"``, which ``validate`` reports and loading does not need.
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ import pandas as pd
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import BundleError
-from mbutils.data.bundle.format import MISSING_POLICIES
-from mbutils.data.bundle.options import with_options
+from mbutils.data.bundle.format import ITEMS, MISSING_POLICIES
+from mbutils.data.bundle.harness import StatementError, harness_for
+from mbutils.data.bundle.options import provenance_options, with_options
 from mbutils.data.bundle.metadata import _read_confidence, _read_items, _read_models, _read_target_sets
-from mbutils.data.bundle.problems import Problem, _Log
+from mbutils.data.bundle.problems import Problem, _Log, _row
+from mbutils.data.bundle.record import read_record
+from mbutils.data.bundle.tasknames import item_documents, names_fault
 from mbutils.data.bundle.responses import _MISSING, _Responses, _missing_choices, _missing_summary, _read_responses
 from mbutils.data.bundle.search import find_bundle
 from mbutils.base.validation import check_choice
@@ -36,6 +44,10 @@ class _Parsed:
     confidence: np.ndarray | None
     model_info: pd.DataFrame | None
     target_sets: dict[str, list[str]]
+    #: provenance.json's answer options per item and their source (None: it gives none)
+    options: tuple[np.ndarray, str] | None = None
+    #: the line of items.csv giving each item (in the responses' order)
+    item_lines: np.ndarray | None = None
 
 
 def _read_bundle(folder: Path) -> tuple[_Parsed | None, list[Problem]]:
@@ -46,14 +58,48 @@ def _read_bundle(folder: Path) -> tuple[_Parsed | None, list[Problem]]:
     confidence = _read_confidence(folder, resp, log)
     model_info = _read_models(folder, resp, log)
     target_sets = _read_target_sets(folder, resp, log)
+    options = provenance_options(read_record(folder, log), None if items is None else items[0], log)
     if resp is None or items is None or any(p.severity == "error" for p in log):
         return None, list(log)
-    return _Parsed(resp, items[0], items[1], confidence, model_info, target_sets), list(log)
+    return _Parsed(resp, items[0], items[1], confidence, model_info, target_sets, options, items[2]), list(log)
+
+
+#: The kind of the problems only ``build-micro`` (and ``score``) would refuse: loading does not need them fixed.
+EXPORT = "export"
+
+
+def _export_problems(folder: Path, parsed: _Parsed) -> list[Problem]:
+    """What ``build-micro`` would refuse before any work: a harness statement it cannot use (named by its
+    file and key or column), or task names read off the item ids that cannot be exported (named by rows)."""
+    items, subtasks = parsed.responses.items, parsed.subtasks
+    try:
+        harness = harness_for(folder, parsed.item_info, items, subtasks)
+    except StatementError as err:
+        return [Problem(err.file, err.location, err.what, "error", EXPORT)]
+    if harness is not None and harness.unavailable:
+        return []
+    fault = names_fault(item_documents(items, subtasks, harness))
+    if fault is None:
+        return []
+    positions, what = fault
+    rows = [_row(int(parsed.item_lines[i]), "item", str(items[i])) for i in positions]
+    where = " and ".join(rows) if len(rows) < 2 else \
+        f"rows {' and '.join(str(parsed.item_lines[i]) for i in positions)} (items " \
+        f"{' and '.join(ascii(str(items[i]))[:80] for i in positions)})"
+    how = "build-micro reads each item's lm-eval task off its id ('task:doc_id', or '<subtask>_<number>')" \
+        if harness is None or harness.tasks is None else \
+        f"build-micro exports the items under the tasks of {harness.source}"
+    return [Problem(ITEMS, where, f"{how}, and refuses this bundle: {what}", "error", EXPORT)]
 
 
 def validate_bundle(name_or_dir: str | Path) -> list[Problem]:
-    """Every problem of a bundle (errors and warnings), in file order; empty when all is well."""
-    return _read_bundle(find_bundle(name_or_dir))[1]
+    """Every problem of a bundle (errors and warnings), in file order; empty when all is well. A bundle
+    that loads is also checked the way ``build-micro`` checks it first (problems of kind ``"export"``)."""
+    folder = find_bundle(name_or_dir)
+    parsed, problems = _read_bundle(folder)
+    if parsed is None:
+        return problems
+    return problems + _export_problems(folder, parsed)
 
 
 def load_bundle(name_or_dir: str | Path, *, missing: str = "error") -> Benchmark:
@@ -78,7 +124,8 @@ def load_bundle(name_or_dir: str | Path, *, missing: str = "error") -> Benchmark
     models = resp.models[rows]
     kept = set(models)
     item_info = None if parsed.item_info is None else parsed.item_info.iloc[cols].reset_index(drop=True)
-    item_info = with_options(item_info, folder, resp.items[cols], parsed.subtasks[cols])
+    options = None if parsed.options is None else (parsed.options[0][cols], parsed.options[1])
+    item_info = with_options(item_info, options, resp.items[cols], parsed.subtasks[cols])
     model_info = None if parsed.model_info is None else parsed.model_info.iloc[rows].reset_index(drop=True)
     return Benchmark(
         name=folder.name,

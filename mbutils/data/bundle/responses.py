@@ -15,8 +15,8 @@ import pandas as pd
 
 from mbutils.data.bundle.files import _read_table, _separator_hint
 from mbutils.data.bundle.format import RESPONSES
-from mbutils.data.bundle.problems import (MAX_LISTED, _Log, _count, _duplicates, _numbers, _row, _unique,
-                                          _unusable)
+from mbutils.data.bundle.problems import (MAX_LISTED, _Log, _count, _duplicates, _lookalikes, _numbers, _row,
+                                          _spellings, _unique, _unusable)
 
 
 _MISSING, _BAD = -1, -2  # codes next to 0/1 in the parsed responses matrix
@@ -99,6 +99,13 @@ def _read_responses(folder: Path, log: _Log) -> _Responses | None:
          for n, c in dups],
         n_dups, "repeated item names",
     )
+    alike, n_alike = _lookalikes(items, np.arange(2, items.size + 2))
+    log.listing(
+        RESPONSES,
+        [("row 1 (header)", _spellings("items", names, [f"column {c}" for c in columns]) + ", in responses.csv and "
+          "items.csv") for names, columns in alike],
+        n_alike, "item names written in several Unicode spellings",
+    )
 
     models, lines, rows = [], [], []
     bad: list[tuple[str, str]] = []
@@ -137,6 +144,13 @@ def _read_responses(folder: Path, log: _Log) -> _Responses | None:
         [(f"rows {_numbers(w)}", f"model '{n}' appears more than once; keep one row per model")
          for n, w in dups],
         n_dups, "repeated model names",
+    )
+    alike, n_alike = _lookalikes(resp.models, resp.lines)
+    log.listing(
+        RESPONSES,
+        [(f"rows {_numbers(where)}", _spellings("models", names, [f"row {r}" for r in where]))
+         for names, where in alike],
+        n_alike, "model names written in several Unicode spellings",
     )
     missing = resp.codes == _MISSING
     if missing.any():

@@ -96,6 +96,29 @@ def _parquet_records(path: Path, metric: str, subtask_field: str | None,
     yield from enumerate(table.to_pylist(), 1)
 
 
+def filter_name(record: dict) -> str:
+    """The filter a record was logged under: its ``filter`` field, ``"none"`` when it names none (as the
+    harness logs a task without filters)."""
+    return str(record.get("filter") or "none")
+
+
+def watch_filters(records: Iterator[tuple[int, dict]], wanted: str | None, source: str,
+                  seen: dict) -> Iterator[tuple[int, dict]]:
+    """The records unchanged, each filter they name noted in ``seen`` (a dict used as an ordered set); once
+    the last is read, a ``wanted`` filter the file does not record is refused, naming the file, the filter
+    asked for and the filters it records. A file of one filter is otherwise read whatever ``wanted`` says,
+    so without this a ``--filter strict-match`` would score a log of ``flexible-extract`` alone."""
+    for number, record in records:
+        seen.setdefault(filter_name(record), None)
+        yield number, record
+    if wanted is not None and seen and wanted not in seen:
+        names = list(seen)
+        raise BundleError(f"{source}: no records for filter {wanted!r}; this log records "
+                          f"{'only filter ' if len(names) == 1 else 'the filters '}{', '.join(map(repr, names))}. "
+                          f"Read it with --filter {names[0]}" + (" (or another it records)" if len(names) > 1 else "")
+                          + f", or give a log that records {wanted!r}")
+
+
 def _load_json(path: Path) -> dict:
     """A results file beside samples logs: one JSON object, or one message naming the file."""
     return read_json(path, BundleError, what="a results JSON object")

@@ -20,7 +20,10 @@ writes them; the Open LLM Leaderboard v2 pushed the same files to the hub):
   per request; earlier logs: a list of ``[context, continuation]``), ``resps``,
   ``filtered_resps``, ``filter``, ``metrics``, ``doc_hash``, ``prompt_hash``,
   ``target_hash``, and one field per metric (``acc``, ``acc_norm``, ``exact_match``, ...).
-  A document appears once per filter.
+  A document appears once per filter. A record without ``filter`` is of the filter ``"none"`` (the
+  harness's name for a task without filters; ``records.filter_name``). A filter asked for
+  (``--filter``) that a file does not record is refused, naming the file and the filters it records
+  (``records.watch_filters``; ``score`` reads its logs through it), never read as the one it records.
 - For ``multiple_choice`` tasks ``filtered_resps`` holds one ``[loglikelihood, is_greedy]``
   pair per choice (as strings since the tracker sanitises lists, numbers before). The
   continuation scored for choice *i* is ``target_delimiter + choice_i``. ``acc`` is the

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mbutils.base.errors import SelectorError
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
 from mbutils.base.validation import Boolean
 from mbutils.base.vocabulary import retired_names
@@ -192,13 +193,23 @@ __getattr__ = retired_names(__name__, {"RandomSelector": "RandomSampling", "Subt
 class DifferenceMicroBenchmark(MicroBenchmark):
     """A uniform random sample read by the cross-fitted difference (AIPW-style) estimator: predictions
     from the source models most like the target, corrected by the mean residual on the sample
-    (:func:`mbutils.methods.estimators.difference_estimate`)."""
+    (:func:`mbutils.methods.estimators.difference_estimate`). Its estimates are clipped to [0, 1].
 
-    def __init__(self, items, source_correct: np.ndarray, folds: tuple[np.ndarray, np.ndarray]):
+    ``law``: the law of its interval (:meth:`interval`), ``"student_t"`` (k - 2 degrees of freedom) or
+    ``"normal"`` (how folders written before the t interval were scored; they are read with it)."""
+
+    def __init__(self, items, source_correct: np.ndarray, folds: tuple[np.ndarray, np.ndarray],
+                 law: str = "student_t"):
+        from mbutils.methods.estimators import INTERVAL_LAWS
+
         k = len(items)
         super().__init__(items, np.full(k, 1.0 / k))
+        if law not in INTERVAL_LAWS:
+            raise SelectorError(f"unknown interval law {law!r} of the difference estimator; choose from "
+                                f"{', '.join(INTERVAL_LAWS)}")
         object.__setattr__(self, "source_correct", np.asarray(source_correct))
         object.__setattr__(self, "folds", folds)
+        object.__setattr__(self, "law", law)
 
     def residuals(self, correct: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(estimate, cross-fitted residuals on the k items, targets x k) per target; the residuals of two
@@ -215,6 +226,19 @@ class DifferenceMicroBenchmark(MicroBenchmark):
 
         estimate, residuals = self.residuals(correct)
         return estimate, residual_variance(residuals, np.asarray(correct).shape[1])
+
+    def bounds(self, estimate, variance, n_items: int, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) of this micro-benchmark's interval at ``level`` from estimates and variances
+        (:func:`mbutils.methods.estimators.difference_interval`, with its law and k)."""
+        from mbutils.methods.estimators import difference_interval
+
+        return difference_interval(estimate, variance, self.size, n_items, level, self.law)
+
+    def interval(self, correct: np.ndarray, level: float = 0.9) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(estimate, low, high) per target: the estimate and its interval at ``level`` (fractions in [0, 1])."""
+        estimate, variance = self.estimate_with_variance(correct)
+        low, high = self.bounds(estimate, variance, np.asarray(correct).shape[1], level)
+        return estimate, low, high
 
     def estimate(self, correct: np.ndarray, confidence=None) -> np.ndarray:
         return self.estimate_with_variance(correct)[0]
@@ -241,7 +265,8 @@ class RandomDifference(RandomSampling):
     over all seen items (from the source models that answer the target's sampled items most alike)
     plus the mean residual on the sample, cross-fitted over two halves of the sample so that it is
     unbiased whatever the predictions' quality (Zhang, Dorner & Hardt 2025 discuss such estimators).
-    With fewer than 4 items it is the plain mean. Registered as ``"random_difference"``; it takes no
+    Estimates are clipped to [0, 1]. In an experiment, fewer than 4 items (``MIN_ITEMS``) are read by the
+    plain mean; ``build_micro`` refuses them. Registered as ``"random_difference"``; it takes no
     parameters.
 
     Examples

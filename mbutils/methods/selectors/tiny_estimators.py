@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mbutils.base.errors import SelectorError
+from mbutils.methods.estimators import clip_accuracy
 from mbutils.methods.irt import IRTError, map_abilities, sigmoid
 from mbutils.methods.selectors.base import MicroBenchmark
 
@@ -88,7 +89,7 @@ class IRTMicroBenchmark(MicroBenchmark):
         return len(self.item_b)
 
     def estimates(self, correct: np.ndarray) -> dict[str, np.ndarray]:
-        """All four estimates (fractions) for targets x seen items 0/1 data."""
+        """All four estimates (fractions in [0, 1]) for targets x seen items 0/1 data."""
         Y = np.asarray(correct, dtype=np.float64)
         if Y.ndim != 2 or Y.shape[1] != self.n_seen:
             raise SelectorError(
@@ -107,17 +108,20 @@ class IRTMicroBenchmark(MicroBenchmark):
             memo.update(targets=correct, anchor=anchors @ self.weights, irt=prob.mean(axis=1),
                         pirt=(anchors.sum(axis=1) + off_anchor) / self.n_seen)
         anchor_est, pirt = memo["anchor"], memo["pirt"]
+        # Each is an accuracy in [0, 1] by construction (means of 0/1 answers and probabilities, cluster
+        # weights summing to 1, a convex blend); clipped here, the one place they are produced, so rounding
+        # or weights that do not sum to 1 cannot carry an estimate past either end.
         return {
-            "anchor": anchor_est,
-            "irt": memo["irt"],
-            "pirt": pirt,
-            "gpirt": self.gp_lambda * anchor_est + (1.0 - self.gp_lambda) * pirt,
+            "anchor": clip_accuracy(anchor_est),
+            "irt": clip_accuracy(memo["irt"]),
+            "pirt": clip_accuracy(pirt),
+            "gpirt": clip_accuracy(self.gp_lambda * anchor_est + (1.0 - self.gp_lambda) * pirt),
         }
 
     def estimate(self, correct: np.ndarray, confidence: np.ndarray | None = None) -> np.ndarray:
         """Estimated accuracy of each target (IRT estimators read 0/1 correctness only)."""
         if self.estimator == "anchor":
-            return super().estimate(correct, confidence)
+            return clip_accuracy(super().estimate(correct, confidence))
         return self.estimates(correct)[self.estimator]
 
 
