@@ -22,7 +22,7 @@ import time
 
 import mbutils
 from mbutils.base.tables import render
-from mbutils.results.coverage import coverage_summary, exact_random_coverage, held_out_scores
+from mbutils.book.findings.coverage import coverage_summary, exact_random_coverage, held_out_scores
 
 SELECTORS = ("random", "anchor_points", "tinybenchmarks_pirt")
 SIZES = (50, 100)

@@ -25,7 +25,7 @@ import nbformat
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mbutils.build.standalone import glued_values  # noqa: E402
+from mbutils.publish.standalone import glued_values  # noqa: E402
 
 NUMBER = re.compile(r"[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 #: The representation compared: what the page shows as text (HTML tables and figures are noisier).

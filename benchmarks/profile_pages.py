@@ -34,8 +34,8 @@ import jupytext
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mbutils.build.publish import toc_documents  # noqa: E402
-from mbutils.build.page_runs import start_order  # noqa: E402
+from mbutils.publish.publish import toc_documents  # noqa: E402
+from mbutils.publish.page_runs import start_order  # noqa: E402
 
 TOP = 20
 #: Frames that are the notebook or the kernel, not work: their cumulative time is the whole page.

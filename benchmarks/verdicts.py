@@ -24,9 +24,9 @@ import pandas as pd
 
 import mbutils
 from mbutils.base.tables import render
-from mbutils.results.coverage import held_out_scores
-from mbutils.results.micro_shipped import shipped_names, record
-from mbutils.results.verdicts import VERDICT_LEVEL, held_out_measures, shipping_problems
+from mbutils.book.findings.coverage import held_out_scores
+from mbutils.micro.shipped import shipped_names, record
+from mbutils.micro.verdicts import VERDICT_LEVEL, held_out_measures, shipping_problems
 
 
 def measure(bench, selector: str, k: int, held: int, seed: int, runs: int) -> dict:

@@ -5,14 +5,14 @@ runs of test_chapters, the clone's runs). Started with the session's first test,
 up the core the one-core tests leave idle. Its process is niced and lowers the weight of its
 session's scheduling group (Linux schedules every session as a group of its own at full weight,
 whatever the nice values inside; chapter kernels do the same through
-:mod:`mbutils.build.kernel_guard`), so the tests and the quick book's build keep priority. It has
+:mod:`mbutils.publish.kernel_guard`), so the tests and the quick book's build keep priority. It has
 its own environment (a snapshot), so it neither sees nor changes what a running test sets in
 ``os.environ``.
 
     python tests/chapter_batch.py SPEC.json
 
 SPEC lists the runs and the number of ``workers`` (runs at a time). A run is a chapter (``chapter``,
-``params``, ``out``, ``html``, ``timeout``: :func:`mbutils.build.chapters.run_chapter`) or a command
+``params``, ``out``, ``html``, ``timeout``: :func:`mbutils.publish.chapters.run_chapter`) or a command
 (``command``, ``cwd``, ``timeout``). The result of each is written to ``<spec folder>/done/<index>.json``
 as soon as it ends: for a chapter ``{"path": ...}`` (the HTML page with ``html``, else the executed
 notebook) or ``{"error": ...}``; for a command ``{"returncode": ..., "stderr": ...}``.
@@ -140,7 +140,7 @@ def _run(index: int, run: dict, done: Path) -> None:
         except subprocess.TimeoutExpired:
             result = {"returncode": -1, "stderr": f"timed out after {run['timeout']} s"}
     else:
-        from mbutils.build.chapters import run_chapter
+        from mbutils.publish.chapters import run_chapter
 
         try:
             path = run_chapter(run["chapter"], run["params"], run["out"], timeout=run["timeout"], html=run["html"])
@@ -153,7 +153,7 @@ def _run(index: int, run: dict, done: Path) -> None:
 
 
 def main(spec_path: str) -> None:
-    from mbutils.build.kernel_guard import keep_priority
+    from mbutils.publish.kernel_guard import keep_priority
 
     os.nice(NICENESS)  # inherited by every kernel and worker the runs start
     keep_priority()  # this process leads a session, which Linux may schedule as a group at full weight

@@ -115,9 +115,9 @@ def quick_book(tmp_path_factory) -> Path:
         return path.parent
     build, out = _start_quick_book(tmp_path_factory)
     log, minutes = build.result()
-    # every page was executed ahead, two at a time (mbutils.build.page_runs), and read from the cache
+    # every page was executed ahead, two at a time (mbutils.publish.page_runs), and read from the cache
     serial = [line for line in log.splitlines() if "Executing notebook" in line]
-    assert not serial, f"myst-nb executed pages one by one, after mbutils.build.page_runs: {serial[:3]}"
+    assert not serial, f"myst-nb executed pages one by one, after mbutils.publish.page_runs: {serial[:3]}"
     assert "[mbutils] executing" in log
     print(f"quick book built in {minutes:.1f} min (started with the session's first test)")
     return out / "_build"
@@ -149,7 +149,7 @@ def real_table(name: str, file: str = "responses.csv") -> Path:
 # Times are from one full run on the shared 2-core machine (pytest --durations=0, setup of module
 # and session fixtures included). tests/project/test_markers.py checks that every test whose code runs
 # a chapter, the book build or Chromium is marked book/browser here, and that every entry still names
-# a module or test that exists. Modules are named by their path in tests/ (``build/test_chapters.py``).
+# a module or test that exists. Modules are named by their path in tests/ (``publish/test_chapters.py``).
 
 #: Whole modules -> markers.
 LANE_MODULES: dict[str, set[str]] = {
@@ -157,55 +157,55 @@ LANE_MODULES: dict[str, set[str]] = {
     # every chapter executed; 208 s alone on 2026-12-03; started with the session's first test),
     # then the module builds the students' and instructors' copies with `mbutils book --copy`, side
     # by side (14-18 s); some of its tests then open every page in Chromium (see LANE_TESTS).
-    "build/test_book_browser.py": {"book"},
+    "publish/test_book_browser.py": {"book"},
     # Runs bench_gpqa through run_chapter twice, before and after editing a knob (41 s).
-    "build/test_chapters_knobs.py": {"book"},
+    "publish/test_chapters_knobs.py": {"book"},
     # Runs the real lm-evaluation-harness (dummy model, local dataset) four times, the last the group task (38 s).
-    "results/test_lm_eval_task_harness.py": {"slow"},
+    "micro/test_lm_eval_task_harness.py": {"slow"},
     # Indexes the installed harness's 14,000 task configs twice (its task index, then its TaskManager over
     # three exports of the shipped leaderboard bundles) and builds them (17 s alone).
-    "results/test_lm_eval_export.py": {"slow"},
+    "micro/test_lm_eval_export.py": {"slow"},
     # Builds four difference (random_difference) micro-benchmarks of synthetic-gpqa, one with a leave-one-out
     # calibration of 390 folds, and reads an edited copy of a folder thirteen times (18 s alone, 7 s of it the
     # harness's task index that the session's first written folder builds).
-    "results/test_micro_difference.py": {"slow"},
+    "micro/test_difference.py": {"slow"},
 }
 
 #: Single tests (module, name; ``Class::name`` for a method) -> markers. A name without
 #: parameters covers all of them; ``name[id]`` marks one parametrisation only.
 LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # run-chapter's checks before the kernel, and what a failing or dying kernel prints
-    ("build/test_preflight_run_chapter.py", "test_a_cell_that_fails_on_the_pool_is_reported_with_run_chapters_names"): {"book"},
-    ("build/test_preflight_run_chapter.py", "test_a_failed_chapter_says_one_thing_and_the_kernel_nothing"): {"book"},
-    ("build/test_preflight_run_chapter.py", "test_a_kernel_that_dies_is_a_refusal_not_an_internal_error"): {"book"},
-    ("build/test_preflight_run_chapter.py", "test_a_page_run_on_a_bundle_named_like_markup_shows_the_name_as_written"): {"book"},
+    ("publish/test_preflight_run_chapter.py", "test_a_cell_that_fails_on_the_pool_is_reported_with_run_chapters_names"): {"book"},
+    ("publish/test_preflight_run_chapter.py", "test_a_failed_chapter_says_one_thing_and_the_kernel_nothing"): {"book"},
+    ("publish/test_preflight_run_chapter.py", "test_a_kernel_that_dies_is_a_refusal_not_an_internal_error"): {"book"},
+    ("publish/test_preflight_run_chapter.py", "test_a_page_run_on_a_bundle_named_like_markup_shows_the_name_as_written"): {"book"},
     # --- book: execute chapters (run_chapter, run-chapter) or build the book (jupyter-book)
     # session fixture `shape_runs`: every chapter on four shapes of bundle, two at a time, notebooks
     # only (512 s on 2026-12-03; six shapes with their HTML pages took 1497 s on an earlier day);
     # since 2026-12-04 in a niced background process from the session's first test on
-    ("build/test_chapters_shapes.py", "test_chapter_finishes_on_shape"): {"book"},
-    ("build/test_chapters_shapes.py", "test_no_name_from_the_data_is_live_markup_in_a_page"): {"book"},
-    ("build/test_chapters_shapes.py", "test_chapter_runs_leave_no_scratch_folder"): {"book"},
+    ("publish/test_chapters_shapes.py", "test_chapter_finishes_on_shape"): {"book"},
+    ("publish/test_chapters_shapes.py", "test_no_name_from_the_data_is_live_markup_in_a_page"): {"book"},
+    ("publish/test_chapters_shapes.py", "test_chapter_runs_leave_no_scratch_folder"): {"book"},
     # these use the session fixture `executed`: every chapter through run_chapter on synthetic data
     # (a niced background batch, like the shape runs), and the quick book build (`quick_book`) for
     # the real data
-    ("build/test_chapters.py", "test_chapter_executes_with_every_figure"): {"book"},
-    ("build/test_chapters.py", "test_every_glued_catch_up_or_match_had_the_power_to_see_two_points"): {"book"},
+    ("publish/test_chapters.py", "test_chapter_executes_with_every_figure"): {"book"},
+    ("publish/test_chapters.py", "test_every_glued_catch_up_or_match_had_the_power_to_see_two_points"): {"book"},
     # runs a three-cell page that fails on purpose (a kernel, two seconds)
-    ("build/test_chapters_failure.py", "test_a_failed_chapter_keeps_its_notebook_up_to_the_failing_cell"): {"book"},
-    ("build/test_chapters.py", "test_every_figure_and_table_is_labelled_and_cited"): {"book"},
-    ("build/test_chapters.py", "test_every_value_the_prose_pastes_is_glued_by_its_page"): {"book"},
-    ("build/test_chapters.py", "test_no_chapter_glues_a_key_twice"): {"book"},
-    ("build/test_chapters.py", "test_front_page_glue_keys_are_produced_by_their_chapters"): {"book"},
-    ("build/test_chapters.py", "test_glued_claims_say_what_their_inputs_say"): {"book"},
-    ("build/test_chapters.py", "test_no_glued_comparison_crowns_a_winner_inside_the_noise"): {"book"},
-    ("build/test_chapters.py", "test_no_guidance_cell_states_fewer_items_than_its_interval_supports"): {"book"},
-    ("build/test_chapters.py", "test_the_guidance_recommended_size_brings_80_percent_of_the_bins_pairs_to_the_threshold"): {"book"},
-    ("build/test_chapters_odd_data.py", "test_a_chapter_on_a_readers_bundle_states_that_bundles_facts"): {"book"},
-    ("build/test_chapters.py", "test_benchmark_claims_follow_the_chapters_results"): {"book"},
-    ("build/test_chapters.py", "test_synthetic_data_is_announced_on_the_page"): {"book"},
+    ("publish/test_chapters_failure.py", "test_a_failed_chapter_keeps_its_notebook_up_to_the_failing_cell"): {"book"},
+    ("publish/test_chapters.py", "test_every_figure_and_table_is_labelled_and_cited"): {"book"},
+    ("publish/test_chapters.py", "test_every_value_the_prose_pastes_is_glued_by_its_page"): {"book"},
+    ("publish/test_chapters.py", "test_no_chapter_glues_a_key_twice"): {"book"},
+    ("publish/test_chapters.py", "test_front_page_glue_keys_are_produced_by_their_chapters"): {"book"},
+    ("publish/test_chapters.py", "test_glued_claims_say_what_their_inputs_say"): {"book"},
+    ("publish/test_chapters.py", "test_no_glued_comparison_crowns_a_winner_inside_the_noise"): {"book"},
+    ("publish/test_chapters.py", "test_no_guidance_cell_states_fewer_items_than_its_interval_supports"): {"book"},
+    ("publish/test_chapters.py", "test_the_guidance_recommended_size_brings_80_percent_of_the_bins_pairs_to_the_threshold"): {"book"},
+    ("publish/test_chapters_odd_data.py", "test_a_chapter_on_a_readers_bundle_states_that_bundles_facts"): {"book"},
+    ("publish/test_chapters.py", "test_benchmark_claims_follow_the_chapters_results"): {"book"},
+    ("publish/test_chapters.py", "test_synthetic_data_is_announced_on_the_page"): {"book"},
     # starts a kernel for the guidance chapter, which fails in its data cell (7 s)
-    ("build/test_chapters.py", "test_run_chapter_failure_names_the_cell_and_keeps_only_the_failed_notebook"): {"book"},
+    ("publish/test_chapters.py", "test_run_chapter_failure_names_the_cell_and_keeps_only_the_failed_notebook"): {"book"},
     # a copy of the repository runs three benchmark chapters and the replication chapter with
     # run-chapter (module fixture, 92 s; a niced background batch); another copy builds the front
     # page and the BBH chapter with jupyter-book (48 s). The module's two other tests (the copy, its
@@ -216,31 +216,31 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     ("project/test_clone.py", "test_without_the_real_bbh_the_front_page_and_its_chapter_say_stand_in"): {"book"},
     # two small books (three pages, one failing; two pages) built with jupyter-book and the book's
     # Sphinx hook, the first one twice (about 15 s)
-    ("build/test_page_runs.py", "test_pages_run_ahead_and_a_failing_page_is_left_to_myst_nb"): {"book"},
-    ("build/test_page_runs.py", "test_one_page_at_a_time_leaves_execution_to_myst_nb"): {"book"},
+    ("publish/test_page_runs.py", "test_pages_run_ahead_and_a_failing_page_is_left_to_myst_nb"): {"book"},
+    ("publish/test_page_runs.py", "test_one_page_at_a_time_leaves_execution_to_myst_nb"): {"book"},
     # a two-page book built with the book's Sphinx hook, its progress lines on stderr read (4 s)
-    ("build/test_page_runs_progress.py", "test_a_book_build_reports_each_page_on_stderr"): {"book"},
+    ("publish/test_page_runs_progress.py", "test_a_book_build_reports_each_page_on_stderr"): {"book"},
     # three students' notebooks (one per kind of page) through run_chapter (quick profile, the synthetic runs'
     # small parameters, so their experiments come from the session's cache) up to their first stub, and one
     # instructors' notebook (bench_gpqa) to the end (25 s for the module alone, 2026-12-06; all 21 took 122 s)
-    ("build/test_student_notebooks.py", "test_a_students_notebook_runs_up_to_its_first_stub_and_stops_there"): {"book"},
-    ("build/test_student_notebooks.py", "test_an_instructors_notebook_runs_to_completion"): {"book"},
+    ("publish/test_student_notebooks.py", "test_a_students_notebook_runs_up_to_its_first_stub_and_stops_there"): {"book"},
+    ("publish/test_student_notebooks.py", "test_an_instructors_notebook_runs_to_completion"): {"book"},
     # two builds of a three-page book with the book's Sphinx hook, reading its own build times (16-20 s)
-    ("build/test_build_times.py", "test_a_build_records_its_times_and_the_next_build_states_them"): {"book"},
+    ("publish/test_build_times.py", "test_a_build_records_its_times_and_the_next_build_states_them"): {"book"},
     # runs sel_random with a broken solution until its assertion fails (10 s)
-    ("build/test_chapters_exercises.py", "test_a_broken_solution_fails_the_chapter"): {"book"},
+    ("publish/test_chapters_exercises.py", "test_a_broken_solution_fails_the_chapter"): {"book"},
     # runs the measures chapter on real GPQA and checks its standalone page (20 s)
-    ("build/test_standalone.py", "test_run_chapter_writes_plain_html"): {"book"},
+    ("publish/test_standalone.py", "test_run_chapter_writes_plain_html"): {"book"},
     # run-chapter on a small sleeping chapter: killed (4 s), and timed out after 3 s (5 s)
-    ("build/test_kernel_guard.py", "test_killed_run_chapter_takes_its_kernel_and_workers_along"): {"book"},
-    ("build/test_kernel_guard.py", "test_a_cell_timeout_names_the_cell_and_the_limit"): {"book"},
+    ("publish/test_kernel_guard.py", "test_killed_run_chapter_takes_its_kernel_and_workers_along"): {"book"},
+    ("publish/test_kernel_guard.py", "test_a_cell_timeout_names_the_cell_and_the_limit"): {"book"},
     # --- browser: drive Chromium (playwright; book-pdf prints every page, 90 s)
-    ("build/test_book_browser.py", "test_every_toc_page_loads_cleanly_in_chromium"): {"browser"},
-    ("build/test_book_browser.py", "test_every_equation_is_typeset_offline"): {"browser"},
-    ("build/test_book_browser.py", "test_instructors_copy_shows_every_solution_open"): {"browser"},
-    ("build/test_book_browser.py", "test_the_pdf_holds_every_chapter_with_figures_as_wide_as_the_text"): {"browser"},
+    ("publish/test_book_browser.py", "test_every_toc_page_loads_cleanly_in_chromium"): {"browser"},
+    ("publish/test_book_browser.py", "test_every_equation_is_typeset_offline"): {"browser"},
+    ("publish/test_book_browser.py", "test_instructors_copy_shows_every_solution_open"): {"browser"},
+    ("publish/test_book_browser.py", "test_the_pdf_holds_every_chapter_with_figures_as_wide_as_the_text"): {"browser"},
     # every page at 1,400 px: the figures' smallest text as shown, the captions' contrast (8 s)
-    ("build/test_book_browser.py", "test_figure_text_and_captions_read_at_their_displayed_size"): {"browser"},
+    ("publish/test_book_browser.py", "test_figure_text_and_captions_read_at_their_displayed_size"): {"browser"},
     # --- slow: neither, but many seconds each
     # adaptive experiments on real GPQA and a large stand-in, run independently and nested (52 s, 20 s)
     ("methods/test_selectors_speed_equivalence.py", "test_nested_adaptive_tests_keep_real_gpqa_mdad_within_the_run_to_run_spread"): {"slow"},
@@ -259,7 +259,7 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # runs the README's Python example in a fresh interpreter (8 s)
     ("project/test_readme.py", "test_the_readme_python_example_runs"): {"slow"},
     # reads every chapter into the book's index of labels, titles and citations (7 s)
-    ("build/test_standalone.py", "test_the_books_references_read_as_author_and_year"): {"slow"},
+    ("publish/test_standalone.py", "test_the_books_references_read_as_author_and_year"): {"slow"},
     # two fresh interpreters compute one cache entry at once (6 s)
     ("base/test_cache.py", "test_two_processes_computing_the_same_entry"): {"slow"},
     # the adaptive experiment twice, the second time on a pool of two workers (5 s)
@@ -267,7 +267,7 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # a fresh interpreter with the book's packages blocked runs an experiment and the CLI (3 s)
     ("project/test_dependencies.py", "test_library_and_command_line_run_without_the_book_packages"): {"slow"},
     # three fresh interpreters: `notebook all --launch`, its first cell, `notebook measures` (3 s)
-    ("build/test_publish.py", "test_launched_notebooks_open_with_the_install_cell_that_is_a_no_op_where_mbutils_imports"): {"slow"},
+    ("publish/test_publish.py", "test_launched_notebooks_open_with_the_install_cell_that_is_a_no_op_where_mbutils_imports"): {"slow"},
     # k-medoids anchors on MMLU-Pro's 6,016 seen items under two BLAS thread counts (4 s)
     ("methods/test_anchor.py", "test_a_chapter_recomputes_the_experiments_anchors_whatever_the_blas_threads"): {"slow"},
     # builds a wheel from a copy of the sources (pip, isolated build), installs it into a folder and runs
@@ -284,7 +284,7 @@ MARKED_AT_COLLECTION: dict[str, set[str]] = {}
 
 
 def lane_key(path) -> str:
-    """A test module's key in the lane table: its path in tests/ (``build/test_chapters.py``)."""
+    """A test module's key in the lane table: its path in tests/ (``publish/test_chapters.py``)."""
     path = Path(path).resolve()
     return path.relative_to(TESTS).as_posix() if path.is_relative_to(TESTS) else path.name
 

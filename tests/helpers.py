@@ -101,7 +101,7 @@ def run_command(*args) -> tuple[int, str, str]:
 
 
 def independent_interval(mdad, low, high, width=0.5):
-    """The rule's interval written out case by case (no shared code with mbutils.results.noise)."""
+    """The rule's interval written out case by case (no shared code with mbutils.evaluate.noise)."""
     if mdad is None or not np.isfinite(mdad):
         return np.inf, np.inf
     has_low, has_high = low is not None and np.isfinite(low), high is not None and np.isfinite(high)
@@ -117,7 +117,7 @@ def independent_interval(mdad, low, high, width=0.5):
 
 def check_verdict(claim_fn: str, inputs: dict, text: str) -> None:
     """Fail when a glued comparison names a winner that the intervals do not support."""
-    from mbutils.results import claims
+    from mbutils.book.findings import claims
 
     if claim_fn != "best_at_size":
         return

@@ -47,7 +47,7 @@ def shared_cache(tmp_path_factory):
     The installed harness's task index is read here too: a once-per-process cost (about 5 s) that the
     first example writing a micro-benchmark would otherwise be timed with (and the scan of its configs'
     ``task:`` lines, about a second more)."""
-    from mbutils.results.lm_eval_task import _task_lines, harness_index
+    from mbutils.micro.lm_eval_task import _task_lines, harness_index
 
     harness_index()
     _task_lines()

@@ -249,13 +249,13 @@ def list_entries() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kind", "name", "bytes", "modified"])
 
 
-#: The folder of the copies of shipped micro-benchmarks (``mbutils.results.micro_shipped.load_micro``):
+#: The folder of the copies of shipped micro-benchmarks (``mbutils.micro.shipped.load_micro``):
 #: ``micro/<name>-<12 hex>/`` each, its lock ``<name>-<12 hex>.lock``, and a write's work folders
 #: ``.<name>-<12 hex>.new-<pid>-<hex>`` (and ``.old-``) beside it.
 MICRO = "micro"
 _MICRO_ENTRY = re.compile(r"^(?P<name>[A-Za-z0-9_+-][A-Za-z0-9._+-]*-[0-9a-f]{12})(?P<lock>\.lock)?$")
 _MICRO_WORK = re.compile(r"^\.[A-Za-z0-9_+-][A-Za-z0-9._+-]*-[0-9a-f]{12}\.(?:new|old)-(?P<pid>[0-9]+)-[0-9a-f]+$")
-#: The files of a micro-benchmark folder (``mbutils.results.micro_folder``): the only ones removed from one.
+#: The files of a micro-benchmark folder (``mbutils.micro.folder``): the only ones removed from one.
 _MICRO_FILE = re.compile(r"^(?:(?:micro|card|provenance|manifest)\.json|card\.md"
                          r"|(?:items|item_params|pool|pool_answers|calibration)\.csv"
                          r"|lm_eval/(?:[^/]+\.yaml|micro_docs\.(?:json|py)|__pycache__/micro_docs\.[^/]+\.pyc))$")

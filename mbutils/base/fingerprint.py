@@ -12,11 +12,11 @@ from functools import lru_cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1]
-#: What only reads or presents results: the results layer (metrics, the planner, the audit,
-#: the paper's tables), the book, its build and the command line. The experiment never imports
+#: What only reads or presents results: the meta-evaluation (metrics, the planner, the audit), the
+#: micro-benchmark product, the book (the paper's tables among it), its publishing and the command line. The experiment never imports
 #: them (tests/base/test_fingerprint.py checks), so editing them changes no cached experiment and does
 #: not invalidate it; the book's execution cache still sees them.
-DOWNSTREAM = frozenset({"results", "book", "build", "cli", "__main__.py", "data/inventory.py"})
+DOWNSTREAM = frozenset({"evaluate", "micro", "book", "publish", "cli", "__main__.py", "data/inventory.py"})
 
 
 def source_fingerprint(root: Path = PACKAGE, *, include_downstream: bool = False) -> str:

@@ -3,13 +3,13 @@
 The jobs live in their own modules — :mod:`mbutils.book.profiles` (how much a build computes),
 :mod:`mbutils.book.params` (parameter values), :mod:`mbutils.book.setting` (a chapter's
 experiment), :mod:`mbutils.book.display` (notes, figures, tables, glue),
-:mod:`mbutils.book.numbering` (figure and table numbers) and :mod:`mbutils.results.reports`
+:mod:`mbutils.book.numbering` (figure and table numbers) and :mod:`mbutils.book.findings.reports`
 (the analysis tables) — and this package re-exports the names the chapters use, so a chapter
 reads ``book.configure(...)``, ``book.show(...)``, ``book.mdad_wide(...)``, and the figures
 as ``book.plots``. Chapters import nothing else of the package but its public names
 (``mbutils.__all__``): ``tests/book/test_chapter_api.py`` checks it. Building and publishing the book
 (run-chapter, the Sphinx hook,
-the copies, the PDF) is the layer above, :mod:`mbutils.build`.
+the copies, the PDF) is the layer above, :mod:`mbutils.publish`.
 
 Names are imported on first use, so ``import mbutils.book.profiles`` (which run-chapter
 reads) does not load the figures' stack.
@@ -40,32 +40,32 @@ _MODULES = {
     'mbutils.book.versus': ('versus_random',),
     'mbutils.book.facts': ('glue_data_facts',),
     'mbutils.book.beyond': ('SPLITS', 'split_results', 'estimator_table', 'estimators_versus_random'),
-    'mbutils.results.estimator_checks': ('signal_to_noise', 'snr_mdad_agreement'),
+    'mbutils.evaluate.estimator_checks': ('signal_to_noise', 'snr_mdad_agreement'),
     'mbutils.methods.estimators': ('difference_estimate', 'knn_predictions'),
     'mbutils.methods.protocol': ('fit_frontier', 'draw_run'),
     'mbutils.book.worked': ('worked_example_note', 'pair_share_table'),
     'mbutils.book.adaptive': ('adaptive_data', 'applicability', 'exposure_table', 'helps_table', 'not_run_reason',
                               'path_figure', 'path_table', 'stops_helping', 'scoring_display', 'scoring_figure'),
-    'mbutils.results.ability_scoring': ('ability_selector', 'scoring_comparison', 'comparison_rows', 'scoring_claim'),
+    'mbutils.book.findings.ability_scoring': ('ability_selector', 'scoring_comparison', 'comparison_rows', 'scoring_claim'),
     'mbutils.book.exercises': ('plain_stratified_bias', 'random_sampling_error', 'within_stratum_sd',
                                'neyman_allocation', 'stratified_variance', 'dpp_moments'),
-    'mbutils.results.reports': ('subtask_summary', 'worked_example', 'pair_table', 'fmt_points',
+    'mbutils.book.findings.reports': ('subtask_summary', 'worked_example', 'pair_table', 'fmt_points',
                                 'headline_size', 'pair_gaps', 'data_overview', 'missing_report', 'mdad_wide',
                                 'closer_than_mdad', 'items_needed',
                                 'full_mdad_table', 'full_summary_table', 'largest_subtasks',
                                 'float_gap_bins', 'binning_comparison', 'mdad_variants', 'not_reached_counts'),
-    'mbutils.results.pair_metrics': ('gap_bins', 'pair_agreement'),
-    'mbutils.results.results_table': ('iter_groups',),
-    'mbutils.results.planning': ('size_table',),
-    'mbutils.results.pair_sizes': ('rule_size',),
-    'mbutils.results.claims': ('best_at_size_of', 'not_reached', 'tau_from', 'catch_up_paired', 'estimator_claim',
+    'mbutils.evaluate.pair_metrics': ('gap_bins', 'pair_agreement'),
+    'mbutils.evaluate.results_table': ('iter_groups',),
+    'mbutils.evaluate.planning': ('size_table',),
+    'mbutils.evaluate.pair_sizes': ('rule_size',),
+    'mbutils.book.findings.claims': ('best_at_size_of', 'not_reached', 'tau_from', 'catch_up_paired', 'estimator_claim',
                                'comparison_records', 'versus_random_paired'),
-    'mbutils.results.noise': ('MIN_PAIRS', 'too_few', 'too_few_text'),
-    'mbutils.results.calibration': ('calibration_report', 'parse_pairs'),
-    'mbutils.results.coverage': ('coverage_sentence', 'coverage_summary', 'exact_random_coverage',
+    'mbutils.evaluate.noise': ('MIN_PAIRS', 'too_few', 'too_few_text'),
+    'mbutils.book.findings.calibration': ('calibration_report', 'parse_pairs'),
+    'mbutils.book.findings.coverage': ('coverage_sentence', 'coverage_summary', 'exact_random_coverage',
                                  'held_out_scores'),
-    'mbutils.results.micro_folder': ('read_micro', 'write_micro'),
-    'mbutils.results.paper_results': ('CONCLUSION_LEVELS', 'PAPER_MODELS', 'compare_conclusions', 'comparison_kind',
+    'mbutils.micro.folder': ('read_micro', 'write_micro'),
+    'mbutils.book.findings.paper_results': ('CONCLUSION_LEVELS', 'PAPER_MODELS', 'compare_conclusions', 'comparison_kind',
                                       'disagreements', 'display_table', 'estimation_bias', 'estimation_summary',
                                       'find_folder', 'mdad_at', 'paper_benchmark', 'paper_source_count',
                                       'pick_profile', 'random_within_ci_from', 'side_by_side'),
@@ -73,7 +73,7 @@ _MODULES = {
 #: names whose module's own name would clash with another (a submodule of the book, another
 #: module's function): ``book.<alias>`` -> (module, attribute)
 _ALIASES = {
-    'noise_versus': ('mbutils.results.noise', 'versus'),  # the noise rule per size (book.versus is a module)
+    'noise_versus': ('mbutils.evaluate.noise', 'versus'),  # the noise rule per size (book.versus is a module)
 }
 #: the book's sub-namespace a chapter may use as a whole (``from mbutils.book import plots``)
 SUBMODULES = ('plots',)

@@ -3,7 +3,7 @@
 Where adaptive tests apply to a setting, one target's path (estimate and interval
 against items answered, beside random sampling on the same target), what adaptive
 tests cost (items per model, distinct items, exposure) and where they stop beating
-random sampling. Candidates to move into :mod:`mbutils.book.plots` / :mod:`mbutils.results.reports`
+random sampling. Candidates to move into :mod:`mbutils.book.plots` / :mod:`mbutils.book.findings.reports`
 once the book's refactor settles: :func:`path_figure`, :func:`exposure_table`,
 :func:`helps_table`.
 """
@@ -17,7 +17,7 @@ import pandas as pd
 
 from mbutils.methods.cat import accuracy_interval
 from mbutils.methods.protocol import rng_for
-from mbutils.results import noise
+from mbutils.evaluate import noise
 from mbutils.base.names import label, style
 from mbutils.book.params import name_list
 from mbutils.book.plots.base import plain_text
@@ -175,14 +175,14 @@ def stops_helping(results: pd.DataFrame, selector: str, baseline: str = "random"
     share, and from which size it no longer is.
 
     ``results``: the experiment's results holding both selectors. Per size,
-    :func:`mbutils.results.paired.compare_selectors` gives the 95% interval of the MDAD difference on the
+    :func:`mbutils.evaluate.paired.compare_selectors` gives the 95% interval of the MDAD difference on the
     same runs and pairs: a win when it lies below 0, a loss above, within noise when it holds 0, and
-    "cannot tell" when it is open. A size whose runs pool fewer than ``mbutils.results.noise.MIN_PAIRS``
+    "cannot tell" when it is open. A size whose runs pool fewer than ``mbutils.evaluate.noise.MIN_PAIRS``
     target pairs is neither (``too_few``, with the reason in ``note``). ``stops`` is the smallest size
     after a win from which no larger size is a win (None when it wins at the largest size, or never wins).
     """
-    from mbutils.results.claims_paired import comparison_records
-    from mbutils.results.paired import compare_selectors
+    from mbutils.evaluate.claims_paired import comparison_records
+    from mbutils.evaluate.paired import compare_selectors
 
     empty = {"wins": [], "within": [], "losses": [], "cannot": [], "too_few": [], "stops": None, "note": ""}
     present = set(results["selector"])
@@ -221,7 +221,7 @@ def _fmt(value, digits: int) -> str:
 
 
 def scoring_display(table: pd.DataFrame) -> pd.DataFrame:
-    """A :func:`mbutils.results.ability_scoring.scoring_comparison` table as the page shows it: per size
+    """A :func:`mbutils.book.findings.ability_scoring.scoring_comparison` table as the page shows it: per size
     and measure, both scorings, the paired difference (ability minus accuracy) with its pointwise 95%
     interval ("open": a bound no draw reached), and the verdict for ability scoring ("—": no number, as for
     ability scoring's estimation error or a difference with an MDAD not reached)."""

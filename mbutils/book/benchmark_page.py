@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from mbutils.book.display import claim_note
 from mbutils.book.setting import Setting, configure, paper_selectors
-from mbutils.results import claims
-from mbutils.results.metrics import agreement_curve, mdad_table
-from mbutils.results.reports import mdad_wide, summary_wide, threshold_table
+from mbutils.book.findings import claims
+from mbutils.evaluate.metrics import agreement_curve, mdad_table
+from mbutils.book.findings.reports import mdad_wide, summary_wide, threshold_table
 
 
 def benchmark_setup(data, *, sizes=None, runs=None, sources=None, targets=None, seed=0, source_counts=None,

@@ -4,8 +4,8 @@ For every benchmark of the page, the same selectors (random sampling with the pl
 regression and with the difference estimator, and the learners the page names) run under the paper's
 random split and under the frontier split (targets from the strongest models, sources all weaker).
 Each estimator is compared with random sampling pairwise on the runs they share: its MDAD
-(:func:`mbutils.results.paired.compare_selectors`) and its estimation error
-(:func:`mbutils.results.estimator_checks.error_difference`).
+(:func:`mbutils.evaluate.paired.compare_selectors`) and its estimation error
+(:func:`mbutils.evaluate.estimator_checks.error_difference`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import pandas as pd
 
 from mbutils.base.names import label
 from mbutils.methods.protocol import fit_frontier
-from mbutils.results.claims_paired import comparison_records
-from mbutils.results.estimator_checks import error_difference
-from mbutils.results.metrics import mdad_table, summary_table
-from mbutils.results.paired import compare_selectors
+from mbutils.evaluate.claims_paired import comparison_records
+from mbutils.evaluate.estimator_checks import error_difference
+from mbutils.evaluate.metrics import mdad_table, summary_table
+from mbutils.evaluate.paired import compare_selectors
 
 SPLITS = ("random split", "frontier split")
 

@@ -13,7 +13,7 @@ import pandas as pd
 from IPython.display import HTML, display
 
 from mbutils.book.profiles import PROFILE_BLURB, PROFILE_ENV, profile_name
-from mbutils.results.reports import fmt_points  # noqa: F401  (chapters call book.fmt_points)
+from mbutils.book.findings.reports import fmt_points  # noqa: F401  (chapters call book.fmt_points)
 from mbutils.base.names import (CI_FLOOR_MARK, CI_FLOOR_NOTE, ci_bound_text, ci_floored, column_label, label, target_set_label, yes_no)
 from mbutils.base.tables import MDAD_VALUE_COLUMNS, NOT_REACHED, OPEN_BOUND, render
 from mbutils.book.escaping import MATH_IGNORE, literal
@@ -156,7 +156,7 @@ def show(fig, caption: str, *, alt: str | None = None, stand_in=False, label: st
 
 
 #: Columns that hold MDAD values (points; NaN = not reached), by their name in the tables
-#: of :mod:`mbutils.results.metrics` and :mod:`mbutils.results.reports` and by their display header. Other
+#: of :mod:`mbutils.evaluate.metrics` and :mod:`mbutils.book.findings.reports` and by their display header. Other
 #: columns are MDADs only when a caller says so (``mdad_columns=``) or the table does
 #: (``table.attrs["mdad_columns"]``).
 MDAD_COLUMNS = (*MDAD_VALUE_COLUMNS, "run_ci_low", "run_ci_high")
@@ -258,7 +258,7 @@ def glue(key: str, value, display: bool = False) -> None:
 
 
 def glue_claim(key: str, claim) -> str:
-    """Glue a computed :class:`mbutils.results.claims.Claim` as ``key`` and its inputs as ``key__claim``,
+    """Glue a computed :class:`mbutils.book.findings.claims.Claim` as ``key`` and its inputs as ``key__claim``,
     so the sentence on the page can be checked against the numbers; returns the sentence."""
     glue(key, claim.text)
     glue(f"{key}__claim", claim.payload())

@@ -14,8 +14,8 @@ from __future__ import annotations
 from mbutils.book.display import claim_note, facts_html, glue, glue_claim, note
 from mbutils.book.numbering import not_shown
 from mbutils.book.setting import Setting
-from mbutils.results import claims
-from mbutils.results.reports import benchmark_facts, sources_table
+from mbutils.book.findings import claims
+from mbutils.book.findings.reports import benchmark_facts, sources_table
 
 
 def sources_sweep(cfg: Setting, selectors, threshold: float, glue_prefix: str) -> None:

@@ -18,7 +18,7 @@ from mbutils.base.errors import BookError
 from mbutils.methods.experiment import n_seen_items, run_experiment
 from mbutils.book.profiles import (PAPER_SELECTORS, PROFILE_BLURB, PROFILE_ENV, PROFILES, default_jobs, profile_name, target_cases, variant_benchmarks)
 from mbutils.data.benchmark import Benchmark
-from mbutils.results.noise import thin_pool
+from mbutils.evaluate.noise import thin_pool
 from mbutils.methods.protocol import POOL_RULE, Protocol, fit_to_pool
 from mbutils.methods.runs import choose, run_data
 from mbutils.methods.selectors.spec import as_selector
@@ -150,7 +150,7 @@ class Setting:
         power, measured on random against subtask-stratified sampling (two light selectors every
         benchmark page runs; NaN where either MDAD is not reached)."""
         if "resolution" not in self._memo:
-            from mbutils.results.paired import compare_selectors
+            from mbutils.evaluate.paired import compare_selectors
 
             table = compare_selectors(self.results(["random", "subtask_equal"]), "random", "subtask_equal",
                                       n_boot=200)

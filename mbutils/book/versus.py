@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from mbutils.book import plots
 from mbutils.book.display import claim_note, settings_caption, show, table
-from mbutils.results import metrics
-from mbutils.results.paired import compare_selectors
-from mbutils.results.claims import comparison_records, versus_random_paired
-from mbutils.results.reports import relative_table
+from mbutils.evaluate import metrics
+from mbutils.evaluate.paired import compare_selectors
+from mbutils.book.findings.claims import comparison_records, versus_random_paired
+from mbutils.book.findings.reports import relative_table
 
 
 def versus_random(settings: dict, method: str, threshold: float = 0.8) -> dict:

@@ -15,11 +15,11 @@ from mbutils.base.names import count_noun, label
 from mbutils.book.display import glue, note
 from mbutils.book.escaping import literal
 from mbutils.methods.selectors.registry import needs_sources
-from mbutils.results.noise import MIN_PAIRS, TOO_FEW, too_few_sentence
-from mbutils.results.pair_sizes import bin_pairs, share_reaching, size_for_share
-from mbutils.results.paired import BETTER, WITHIN, WORSE, compare_selectors
-from mbutils.results.planning import plan_table
-from mbutils.results.planning_curves import required_size
+from mbutils.evaluate.noise import MIN_PAIRS, TOO_FEW, too_few_sentence
+from mbutils.evaluate.pair_sizes import bin_pairs, share_reaching, size_for_share
+from mbutils.evaluate.paired import BETTER, WITHIN, WORSE, compare_selectors
+from mbutils.evaluate.planning import plan_table
+from mbutils.evaluate.planning_curves import required_size
 
 _VERDICT_WORDS = {BETTER: "better than", WORSE: "worse than", WITHIN: "within noise of",
                   TOO_FEW: "not comparable (too few target pairs to tell) with"}

@@ -54,7 +54,7 @@ def _data_parser(sub, common) -> None:
 def cmd_data(args) -> int:
     from mbutils.data import inventory
     from mbutils.data.datapath import describe_data_path
-    from mbutils.results.paper_results import find_folder
+    from mbutils.book.findings.paper_results import find_folder
     from mbutils.base.tables import render
 
     if args.action == "show":

@@ -82,7 +82,7 @@ def _need_book_packages(command: str) -> None:
 
 def _list_chapters() -> str:
     """One line per chapter that can be run: its name and its parameters' names."""
-    from mbutils.build.chapters import chapter_names, chapter_parameters
+    from mbutils.publish.chapters import chapter_names, chapter_parameters
 
     names = chapter_names()
     width = max(map(len, names))
@@ -95,8 +95,8 @@ def cmd_run_chapter(args) -> int:
     """Run a chapter; a parameter value it cannot use is refused before its kernel starts, with exit status 2
     (as a malformed command line is), any other refusal with 1."""
     _need_book_packages("run-chapter")
-    from mbutils.build.chapters import chapter_path, run_chapter
-    from mbutils.build.preflight import ChapterParameterError
+    from mbutils.publish.chapters import chapter_path, run_chapter
+    from mbutils.publish.preflight import ChapterParameterError
 
     if args.list:
         if args.chapter or args.param:
@@ -124,7 +124,7 @@ def cmd_run_chapter(args) -> int:
 
 def cmd_notebook(args) -> int:
     _need_book_packages("notebook")
-    from mbutils.build.chapters import chapter_names, chapter_path, to_notebook
+    from mbutils.publish.chapters import chapter_names, chapter_path, to_notebook
 
     if args.chapter == "all":
         out = Path(args.out or ".")
@@ -148,14 +148,14 @@ def cmd_notebook(args) -> int:
 
 def cmd_book(args) -> int:
     _need_book_packages("book")
-    from mbutils.build.publish import build_book, book_root
+    from mbutils.publish.publish import build_book, book_root
 
     where = Path(args.out) if args.out else book_root()
     folder = where / "_build" / "html" / "notebooks"
     if args.notebooks_only:
         if args.copy == "default":
             raise MbutilsError("book --notebooks-only: give --copy students or --copy instructors")
-        from mbutils.build.student_notebooks import write_notebooks
+        from mbutils.publish.student_notebooks import write_notebooks
 
         written, archive = write_notebooks(args.copy, folder)
         print(f"wrote {len(written)} {args.copy}' notebooks and {archive}", file=sys.stderr)
@@ -170,7 +170,7 @@ def cmd_book(args) -> int:
 
 def cmd_book_pdf(args) -> int:
     _need_book_packages("book-pdf")
-    from mbutils.build.publish import book_pdf
+    from mbutils.publish.publish import book_pdf
 
     _refuse_existing(Path(args.out), args.force)
     report = book_pdf(args.html, args.out)

@@ -147,7 +147,7 @@ def _read_results(path: str) -> pd.DataFrame:
     """A results table (Parquet with its provenance, or CSV); every failure is one message."""
     from mbutils.base.provenance import read_parquet, read_sidecar
     from mbutils.base.tables import read_csv_table
-    from mbutils.results.metrics import RESULT_TEXT_COLUMNS
+    from mbutils.evaluate.metrics import RESULT_TEXT_COLUMNS
 
     file = Path(path)
     if not file.exists():
@@ -171,8 +171,8 @@ def _read_results(path: str) -> pd.DataFrame:
 def _whole_results(path: str, args) -> pd.DataFrame:
     """A results table to score: refused when runs or sizes are missing, unless --allow-partial (then
     a note says so on stderr, and in a markdown table's output)."""
-    from mbutils.results.completeness import check_complete
-    from mbutils.results.metrics import check_results
+    from mbutils.evaluate.completeness import check_complete
+    from mbutils.evaluate.metrics import check_results
 
     table = _read_results(path)
     try:

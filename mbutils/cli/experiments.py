@@ -103,7 +103,7 @@ def _table_parsers(sub, common) -> None:
 
 
 def cmd_mdad(args) -> int:
-    from mbutils.results.metrics import few_runs_warnings, mdad_table
+    from mbutils.evaluate.metrics import few_runs_warnings, mdad_table
     from mbutils.base.tables import render
 
     table = mdad_table(_whole_results(args.results, args), threshold=args.threshold, split=args.split,
@@ -118,7 +118,7 @@ def cmd_mdad(args) -> int:
 
 
 def cmd_summary(args) -> int:
-    from mbutils.results.metrics import summary_table
+    from mbutils.evaluate.metrics import summary_table
     from mbutils.base.tables import render
 
     sys.stdout.write(render(summary_table(_whole_results(args.results, args)), args.format))

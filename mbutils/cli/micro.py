@@ -16,7 +16,7 @@ from mbutils.cli.common import (BIN_WIDTH, MAX_RUNS, MISSING_CHOICES, SEED, THRE
                                 count, number)
 
 
-#: How FOLDER_OR_NAME is read (mbutils.results.micro_shipped.open_micro).
+#: How FOLDER_OR_NAME is read (mbutils.micro.shipped.open_micro).
 _NAME_RULE = ("a shipped name is the shipped micro-benchmark unless the working folder holds a micro-benchmark "
               "folder of that name (one with manifest.json or micro.json), which then wins; a file or any other "
               "folder of that name does not shadow it; write ./NAME to mean the folder")
@@ -178,8 +178,8 @@ def _results_of(bench, path: str, args) -> pd.DataFrame:
 
 def _plan_new_pair(args) -> int:
     """plan --micro M --pair A B [--results-of LOGS]: two scored models, new or from the pool."""
-    from mbutils.results.micro_shipped import open_micro
-    from mbutils.results.planning_new_pair import format_new_pair, new_pair_power
+    from mbutils.micro.shipped import open_micro
+    from mbutils.micro.planning_new_pair import format_new_pair, new_pair_power
 
     if args.pair is None or args.gap is not None or args.data is not None:
         raise ResultsError("--micro goes with --pair MODEL_A MODEL_B (and --results-of their logs), not with --gap "
@@ -193,7 +193,7 @@ def _plan_new_pair(args) -> int:
 
 def cmd_plan(args) -> int:
     from mbutils.data.datasets import load_benchmark
-    from mbutils.results.planning import cached_results, format_pair_power, format_plan, pair_power, plan_table
+    from mbutils.evaluate.planning import cached_results, format_pair_power, format_plan, pair_power, plan_table
 
     if args.micro is not None:
         return _plan_new_pair(args)
@@ -261,8 +261,8 @@ def cmd_build_micro(args) -> int:
     from mbutils.data.bundle import find_bundle
     from mbutils.data.datasets import load_benchmark
     from mbutils.methods.selectors import make_selector
-    from mbutils.results.micro_folder import check_out
-    from mbutils.results.microbench import build_micro
+    from mbutils.micro.folder import check_out
+    from mbutils.micro.build import build_micro
 
     try:
         bundle_folder = find_bundle(args.data)
@@ -315,8 +315,8 @@ def _export_line(path: Path) -> str:
 
 
 def cmd_score(args) -> int:
-    from mbutils.results.micro_shipped import open_micro
-    from mbutils.results.scoring import format_scores, score
+    from mbutils.micro.shipped import open_micro
+    from mbutils.micro.scoring import format_scores, score
 
     folder = open_micro(args.folder)
     table = score(folder, args.files, level=args.level, metric=args.metric, log_filter=args.filter)
@@ -325,7 +325,7 @@ def cmd_score(args) -> int:
 
 
 def cmd_audit(args) -> int:
-    from mbutils.results.auditing import audit, format_audit, read_items, read_weights
+    from mbutils.evaluate.auditing import audit, format_audit, read_items, read_weights
     from mbutils.data.datasets import load_benchmark
 
     if args.out is not None:

@@ -49,7 +49,7 @@ def _shipped_parser(sub, common) -> None:
 
 
 def cmd_micro(args) -> int:
-    from mbutils.results import micro_shipped as shipped
+    from mbutils.micro import shipped
 
     if args.action == "list":
         table = shipped.summary()

@@ -27,7 +27,7 @@ split-half reliability and the variance shares of the first principal components
 several seeds; :func:`~mbutils.data.synthetic_compare.compare_to_reference` reports
 the match. ``synthetic-bbh`` and
 ``synthetic-mmlu-pro`` were fitted to the real leaderboard bundles ``bbh-leaderboard`` and
-``mmlu-pro-leaderboard`` by :func:`mbutils.results.calibration.fit_spec`, which also reports
+``mmlu-pro-leaderboard`` by :func:`mbutils.book.findings.calibration.fit_spec`, which also reports
 random sampling's agreement (MDAD) on both. Population-level draws
 (size mix, ability noise, item difficulty and floors) are stratified, so a seed changes
 which model or item gets which value but not the shape of the distributions: the
@@ -98,7 +98,7 @@ SYNTHETIC_SPECS: dict[str, BenchmarkSpec] = {
         position_bias_shared=0.895,
     ),
     # BBH and MMLU-Pro: fitted to the real leaderboard bundles bbh-leaderboard (78 models)
-    # and mmlu-pro-leaderboard (40 models) with mbutils.results.calibration.fit_spec (seed 0,
+    # and mmlu-pro-leaderboard (40 models) with mbutils.book.findings.calibration.fit_spec (seed 0,
     # Nelder-Mead on the quantile distances of accuracies, pairwise differences and item
     # p-values plus split-half reliability); calibration_report gives the match. The
     # real BBH pool is crowded at the top (many fine-tunes of one 72B model) and its

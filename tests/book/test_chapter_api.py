@@ -3,7 +3,7 @@
 A chapter's code cells may use ``mbutils.<name>`` (or ``mb.<name>``, ``from mbutils import <name>``)
 for the names in ``mbutils.__all__``, and the book's facade ``mbutils.book`` for the names it
 re-exports (``book.<name>``) and its figures' namespace ``book.plots``. An import of, or an
-attribute path into, any other module of the package (``from mbutils.results import metrics``,
+attribute path into, any other module of the package (``from mbutils.evaluate import metrics``,
 ``mbutils.methods.irt.sigmoid``) fails here; prose may still name a module for the reader.
 
 The four benchmark chapters share their steps through library calls
@@ -102,9 +102,9 @@ def test_a_chapter_calls_only_public_names(path):
 def test_the_check_catches_private_imports_and_paths():
     assert private_uses("import mbutils as mb\nfrom mbutils import book\nfrom mbutils.book import plots\n"
                         "mb.mdad_table(1)\nbook.configure(1)\nplots.panels\nbook.plots.label\n") == []
-    assert private_uses("from mbutils.results import metrics\n") == ["from mbutils.results import metrics"]
+    assert private_uses("from mbutils.evaluate import metrics\n") == ["from mbutils.evaluate import metrics"]
     assert private_uses("from mbutils.methods.irt import sigmoid\n") == ["from mbutils.methods.irt import sigmoid"]
-    assert private_uses("import mbutils.results.noise\n") == ["import mbutils.results.noise"]
+    assert private_uses("import mbutils.evaluate.noise\n") == ["import mbutils.evaluate.noise"]
     assert private_uses("import mbutils as mb\nmb.results.metrics.gap_bins(1)\n") == ["mb.results"]
     assert private_uses("import mbutils\nmbutils.book.sections.in_short()\n") == ["mbutils.book.sections"]
     assert private_uses("from mbutils import book\nbook.setting.Setting\n") == ["book.setting"]

@@ -24,7 +24,7 @@ import pytest
 from mbutils.book import display, numbering, setting, worked
 from mbutils.book.escaping import MATH_IGNORE, literal
 from mbutils.book.setting import Setting, subtask_setting
-from mbutils.build.chapters import data_names, retitle_for_data
+from mbutils.publish.chapters import data_names, retitle_for_data
 from mbutils.data.benchmark import Benchmark
 from mbutils.data.datasets import DataChoice
 from mbutils.methods.protocol import Protocol

@@ -9,7 +9,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
 from helpers import random_benchmark
-from mbutils.results import metrics
+from mbutils.evaluate import metrics
 from mbutils.book import plots
 from mbutils.methods.experiment import run_experiment
 from mbutils.methods.protocol import Protocol

@@ -18,7 +18,7 @@ from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
 from helpers import random_benchmark
-from mbutils.results import metrics
+from mbutils.evaluate import metrics
 from mbutils.book import plots
 from mbutils.book import display
 from mbutils.methods.experiment import run_experiment

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from mbutils.book.worked import _with_sources
-from mbutils.results.noise import MIN_PAIRS
+from mbutils.evaluate.noise import MIN_PAIRS
 
 #: Cells of the items-needed table where no method's interval supports the gap at any size run.
 NONE_SUPPORTED = pd.DataFrame({"selector": ["random", "anchor_points"], "size": [None, None],

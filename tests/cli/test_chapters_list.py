@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from helpers import run_cli
-from mbutils.build.chapters import chapter_names, chapter_parameters
+from mbutils.publish.chapters import chapter_names, chapter_parameters
 
 
 def test_the_list_names_every_runnable_chapter_with_its_parameters():

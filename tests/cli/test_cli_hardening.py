@@ -21,7 +21,7 @@ from mbutils.data.bundle import save_bundle
 from mbutils.cli import build_parser
 from mbutils.base.errors import CacheError, ResultsError
 from mbutils.methods.experiment import run_experiment, worker_count
-from mbutils.results.metrics import mdad_table
+from mbutils.evaluate.metrics import mdad_table
 from mbutils.methods.protocol import Protocol
 
 VALID = TESTS / "bad_bundles" / "valid-6x8"
@@ -378,7 +378,7 @@ def test_validate_says_when_a_valid_bundle_needs_missing(tmp_path):
 
 
 def test_run_chapter_uses_an_ipc_kernel_with_private_sockets(tmp_path):
-    from mbutils.build.chapters import _kernel_manager_class
+    from mbutils.publish.chapters import _kernel_manager_class
 
     manager = _kernel_manager_class(str(tmp_path))
     if manager is not None:  # None on Windows, which has no Unix sockets
@@ -387,7 +387,7 @@ def test_run_chapter_uses_an_ipc_kernel_with_private_sockets(tmp_path):
 
 
 def test_a_chapter_planted_in_the_current_folder_does_not_replace_the_books(tmp_path, monkeypatch):
-    from mbutils.build.chapters import SOURCE_CHAPTERS, chapter_path
+    from mbutils.publish.chapters import SOURCE_CHAPTERS, chapter_path
 
     monkeypatch.delenv("MBUTILS_CHAPTERS", raising=False)
     planted = tmp_path / "chapters" / "bench_gpqa.md"

@@ -151,7 +151,7 @@ def test_a_full_disk_names_the_output(tiny_bundle, tmp_path, monkeypatch):
 
 
 def test_a_micro_benchmark_folder_keeps_awkward_names(awkward_bundle, tmp_path):
-    from mbutils.results.micro_folder import read_micro
+    from mbutils.micro.folder import read_micro
 
     out = tmp_path / "micro"
     code, _, err = run("build-micro", "--data", awkward_bundle, "--selector", "random", "--k", "5", "--runs", "2",

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from mbutils.base.errors import MbutilsError
 from mbutils.data.bundle import validate_bundle
-from mbutils.results import lm_eval_filter
-from mbutils.results.lm_eval_task import write_lm_eval_tasks
+from mbutils.micro import lm_eval_filter
+from mbutils.micro.lm_eval_task import write_lm_eval_tasks
 from test_micro_hostile import (ALLOWED_KEYS, _Loader, build, gpqa, micro, record, refused,  # noqa: F401 (fixtures)
                                 results, run, write_bundle, write_log)
 

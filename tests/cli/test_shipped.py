@@ -15,7 +15,7 @@ import pytest
 
 from conftest import REPO
 from helpers import run_cli as run
-from mbutils.results.micro_shipped import record, shipped_names
+from mbutils.micro.shipped import record, shipped_names
 
 STAMP = "2026-01-01T00-00-00"
 
@@ -32,7 +32,7 @@ def _full_log(folder: Path, correct_docs: set[int]) -> Path:
 
 
 def _docs(name: str) -> list[int]:
-    from mbutils.results.micro_shipped import SHIPPED
+    from mbutils.micro.shipped import SHIPPED
 
     return [int(i.rsplit("_", 1)[1]) for i in pd.read_csv(SHIPPED / name / "items.csv")["item"]]
 
@@ -116,7 +116,7 @@ def test_an_installed_wheel_lists_exports_and_scores_shipped_micro_benchmarks_wi
     for bundle in ("gpqa", "bbh-leaderboard", "mmlu-pro-leaderboard", "mmlu-pro-tiger-lab"):
         assert f"mbutils/data/shipped/{bundle}/responses.csv.gz" in names
     assert not any("paper-results" in n for n in names)
-    assert {f"mbutils/results/shipped_micro/{n}/shipped.json" for n in shipped_names()} <= set(names)
+    assert {f"mbutils/micro/shipped_micro/{n}/shipped.json" for n in shipped_names()} <= set(names)
     assert wheel.stat().st_size < 3_000_000
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],

@@ -24,9 +24,9 @@ import pytest
 
 from helpers import run_command as run
 from mbutils.base import cache
-from mbutils.results import micro_shipped
-from mbutils.results.micro_folder import read_micro
-from mbutils.results.micro_shipped import (HASHES, SHIPPED, cache_key, export_shipped, freeze, load_micro, record,
+from mbutils.micro import shipped as micro_shipped
+from mbutils.micro.folder import read_micro
+from mbutils.micro.shipped import (HASHES, SHIPPED, cache_key, export_shipped, freeze, load_micro, record,
                                            shipped_names, thaw, verify, write_hashes)
 
 STAMP = "2026-01-01T00-00-00"

@@ -61,7 +61,7 @@ def build_micro(folder: Path, out: Path) -> tuple[int, str, str]:
 
 def build_micro_refuses(folder: Path) -> str | None:
     """What build-micro checks first (its task names), as build-micro calls it: the message, or None."""
-    from mbutils.results.lm_eval_task import check_exportable, item_documents
+    from mbutils.micro.lm_eval_task import check_exportable, item_documents
 
     bench = load_bundle(folder)
     try:
@@ -182,7 +182,7 @@ NAMES = st.lists(st.lists(PIECE, min_size=1, max_size=4).map("".join), min_size=
 @given(names=NAMES, docs=st.lists(st.integers(0, 3), min_size=1, max_size=4))
 def test_the_bundle_rule_is_the_export_rule(names, docs):
     from mbutils.data.bundle import tasknames
-    from mbutils.results import lm_eval_task
+    from mbutils.micro import lm_eval_task
 
     items = [f"{name}:{doc}" for name in names for doc in docs] + [f"{names[0]}_{docs[0]}"]
     subtasks = [name for name in names for _ in docs] + [names[0]]

@@ -17,7 +17,7 @@ from mbutils.data.synthetic_spec import BenchmarkSpec
 from mbutils.data.synthetic_standins import SYNTHETIC_SPECS
 
 from mbutils.data.datasets import load_benchmark
-from mbutils.results.calibration import CALIBRATION_PAIRS, ks_statistics, reliability
+from mbutils.book.findings.calibration import CALIBRATION_PAIRS, ks_statistics, reliability
 
 from conftest import real_bundle, real_table
 
@@ -312,7 +312,7 @@ def test_compare_to_reference_on_itself_is_zero(real_gpqa):
 # --- calibration of the three stand-ins with a real counterpart -------------------------
 
 # KS bounds per stand-in at seed 0, synthetic item p-values measured on pools of the real
-# pool's size (mbutils.results.calibration.ks_statistics). Achieved (seed 0): GPQA 0.043 / 0.013 /
+# pool's size (mbutils.book.findings.calibration.ks_statistics). Achieved (seed 0): GPQA 0.043 / 0.013 /
 # 0.038; BBH 0.145 / 0.104 / 0.052; MMLU-Pro 0.087 / 0.056 / 0.041. The BBH and MMLU-Pro
 # accuracy bounds sit below the 5% critical KS value for 78 (40) real against 409 (447)
 # simulated models, about 0.17 (0.22): the fit is as good as such small pools can tell.

@@ -109,7 +109,7 @@ def test_the_estimator_selectors_pass_the_contract_and_run_in_an_experiment():
 def test_a_regression_fitted_at_scoring_time_is_not_written_as_a_fixed_micro_benchmark(tmp_path):
     """A folder holds what its estimate reads; the regression estimator, fitted on the pool when scoring, is
     refused (not silently scored as a plain mean), pointing at the difference estimator, which a folder holds
-    (tests/results/test_micro_difference.py)."""
+    (tests/micro/test_difference.py)."""
     bench = mbutils.load_benchmark("synthetic-gpqa")
     with pytest.raises(mbutils.MbutilsError, match="reads the pool's answers at scoring time.*'random_difference'"):
         mbutils.build_micro(bench, "random_regression", 20, runs=2)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import real_bundle
-from mbutils.results import metrics
+from mbutils.evaluate import metrics
 from mbutils.data.bundle import load_bundle
 from mbutils.methods.experiment import run_experiment
 from mbutils.methods.protocol import Protocol

@@ -2,7 +2,7 @@
 checks, with ``assert``, a number the student recomputed against the library's number.
 
 What is a computing chapter: a MyST notebook (a kernelspec) with at least one gated solution, as
-:func:`mbutils.build.student_notebooks.computing_chapters` lists them.
+:func:`mbutils.publish.student_notebooks.computing_chapters` lists them.
 
 The rule, read from the chapter's text (nothing is executed). An exercise counts when the code
 cells of its solution (between ``{solution-start}`` and ``{solution-end}``) hold an ``assert``
@@ -10,7 +10,7 @@ whose test reads a *library value*:
 
 * a library call itself: ``mb.<name>(...)`` or ``mbutils.<name>(...)`` (the public API), a call of
   a name imported from ``mbutils`` (``from mbutils import ks_distance``), or ``book.<name>(...)``
-  when the book's facade re-exports that name from the library's own modules (``mbutils.results``,
+  when the book's facade re-exports that name from the library's own modules (``mbutils.evaluate``,
   ``.methods``, ``.data``, ``.base``) and not from its own helpers in ``mbutils.book`` (pages,
   notes, settings, picks, and the exercise helpers such as ``book.plain_stratified_bias``, which
   are no number of the library a reader checks against); the calls that only bring the data in
@@ -37,15 +37,16 @@ import re
 import pytest
 
 from mbutils import book
-from mbutils.build.chapters import chapter_path
-from mbutils.build.student_notebooks import computing_chapters
+from mbutils.publish.chapters import chapter_path
+from mbutils.publish.student_notebooks import computing_chapters
 
 _CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```[ \t]*$", re.M | re.S)
 _SOLUTION = re.compile(r"^```\{solution-start\}[ \t]*(\S+)[^\n]*\n.*?^```\{solution-end\}", re.M | re.S)
 #: Calls on a name that put their arguments into it.
 _FILLING = {"append", "extend", "update", "add", "insert"}
-#: The book facade's names that are the library's own (re-exported from outside mbutils.book).
-LIBRARY_FACADE = {name for name, (module, _) in book._NAMES.items() if not module.startswith("mbutils.book")}
+#: The book facade's names that compute (re-exported from outside mbutils.book, or from its findings).
+LIBRARY_FACADE = {name for name, (module, _) in book._NAMES.items()
+                  if not module.startswith("mbutils.book") or module.startswith("mbutils.book.findings")}
 #: Calls that bring the data in (a bundle, an experiment's results table): what a student recomputes
 #: from, not a number to check against.
 INPUTS = {"load_benchmark", "resolve_data", "run_experiment", "Protocol", "Benchmark"}
@@ -182,7 +183,7 @@ def test_a_check_against_the_library_counts_directly_and_through_names():
                      "rows = []\nrows.append({'library': ks_distance(x, x)})\nassert rows[0]['library'] == 0")
     assert derive_exercises(imported) == ["ex-x"]
     facade = _page("res = 1", "mine, theirs = 3, book.random_within_ci_from(res)\nassert mine == theirs")
-    assert derive_exercises(facade) == ["ex-x"]  # re-exported from mbutils.results
+    assert derive_exercises(facade) == ["ex-x"]  # re-exported from mbutils.evaluate
     method = _page("sel = mb.make_selector('random')", "micro = sel.select(1, 2, 3)\n"
                    "assert np.allclose(micro.estimate(1), 2)")
     assert derive_exercises(method) == ["ex-x"]

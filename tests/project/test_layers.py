@@ -19,11 +19,14 @@ LAYERS = (
     ("base", "errors, validation, display names, results tables' text, the cache, provenance, the code fingerprint"),
     ("data", "bundles on disk, the data path, the catalogue, stand-ins, importers, the in-memory Benchmark"),
     ("methods", "the protocol, run seeding, IRT, DPP, adaptive tests, the selectors, the experiment engine"),
-    ("results", "metrics, the noise rule, computed claims, the planner, the audit, micro-benchmarks for use "
-                "and their scores, reports, the paper's tables"),
+    ("evaluate", "the meta-evaluation: metrics, the MDAD and its interval, the noise rule, paired comparisons, "
+                 "the planner, the audit"),
+    ("micro", "the micro-benchmark product: build, the folder, cards, the auto choice, intervals, scoring with "
+              "verdicts, shipped sets, the lm-eval export and filter"),
     ("book", "what chapters call: settings, profiles, parameters, display, numbering, figures and their geometry, "
-             "sections, the benchmark pages' shared steps, exercises, the adaptive chapter's pictures, versus random"),
-    ("build", "building and publishing the book: run-chapter, the standalone page, the kernel guard, the Sphinx "
+             "sections, the benchmark pages' shared steps, exercises, the adaptive chapter's pictures, versus random, "
+             "and what only the book needs: computed claims, reports, the paper's tables, calibration, coverage"),
+    ("publish", "building and publishing the book: run-chapter, the standalone page, the kernel guard, the Sphinx "
               "hook, pages run ahead, the copies, the PDF"),
     ("interface", "the package's public names (mbutils/__init__.py), the command line (the cli package, __main__.py) and the checks for users' extensions (testing.py)"),
 )
@@ -105,10 +108,10 @@ def test_the_layer_check_fails_on_an_injected_upward_import(tmp_path):
     assert upward_imports(import_graph(copy)) == []
     target = copy / "base" / "errors.py"
     target.write_text(target.read_text() + "\nfrom mbutils import __version__\n"
-                      "\n\ndef _late():\n    from mbutils.results.metrics import mdad_table\n")
+                      "\n\ndef _late():\n    from mbutils.evaluate.metrics import mdad_table\n")
     assert upward_imports(import_graph(copy)) == [
         "mbutils.base.errors (base) imports mbutils (interface)",
-        "mbutils.base.errors (base) imports mbutils.results.metrics (results)"]
+        "mbutils.base.errors (base) imports mbutils.evaluate.metrics (evaluate)"]
 
 
 def test_the_readme_layout_is_the_layer_table():
@@ -122,7 +125,7 @@ def test_the_layer_check_sees_an_upward_import():
     assert rank[layer_of("mbutils.book.display")] > rank[layer_of("mbutils.data.bundle.read")]
     assert layer_of("mbutils.cli") == "interface" and layer_of("mbutils.methods.selectors.base") == "methods"
     assert layer_of("mbutils.cli.common") == "interface" and layer_of("mbutils.__main__") == "interface"
-    assert rank[layer_of("mbutils.cli.chapters")] > rank[layer_of("mbutils.build.chapters")]
+    assert rank[layer_of("mbutils.cli.chapters")] > rank[layer_of("mbutils.publish.chapters")]
 
 
 def test_the_book_facade_is_what_the_chapters_call():
@@ -141,7 +144,7 @@ def test_the_book_facade_is_what_the_chapters_call():
     assert used == {*exported, "data_listing"}, (sorted(used - set(exported)), sorted(set(exported) - used))
     assert all(getattr(book, name) is not None for name in used)
     rank = {name: i for i, (name, _) in enumerate(LAYERS)}
-    assert rank["book"] < rank["build"] < rank["interface"]
+    assert rank["book"] < rank["publish"] < rank["interface"]
 
 
 def test_every_module_is_small_and_names_its_one_job():

@@ -7,7 +7,7 @@ Which tests those are is read from the test modules' source, not from their name
 conftest.py, autouse ones included) or a helper, class or constant of its module that any of these
 use, refers to
 
-* ``run_chapter`` (:func:`mbutils.build.chapters.run_chapter`, the one way the package runs a
+* ``run_chapter`` (:func:`mbutils.publish.chapters.run_chapter`, the one way the package runs a
   chapter through papermill), papermill's ``execute_notebook`` or the tests' ``ChapterBatch`` (which
   runs ``run_chapter`` in a background process);
 * the commands ``run-chapter`` or ``mbutils book`` (the command-line doors to the same), as a
@@ -39,15 +39,15 @@ from conftest import LANE_MODULES, LANE_TESTS, MARKED_AT_COLLECTION, REPO, TESTS
 #: build or Chromium without running one. An exempted helper adds nothing to the tests using it.
 #: Modules are named by their path in tests/, as in the lane table.
 REFERS_BUT_DOES_NOT_RUN: dict[tuple[str, str], str] = {
-    ("build/test_preflight_run_chapter.py", "test_sizes_past_the_seen_half_are_refused_as_experiment_refuses_them"):
+    ("publish/test_preflight_run_chapter.py", "test_sizes_past_the_seen_half_are_refused_as_experiment_refuses_them"):
         "papermill is a stub that must not be called; refused before any kernel",
-    ("build/test_preflight_run_chapter.py", "test_a_bundle_that_does_not_exist_is_refused_before_the_kernel"):
+    ("publish/test_preflight_run_chapter.py", "test_a_bundle_that_does_not_exist_is_refused_before_the_kernel"):
         "papermill is a stub that must not be called; refused before any kernel",
-    ("build/test_preflight_run_chapter.py", "test_a_pool_too_small_is_refused_with_run_chapters_names"):
+    ("publish/test_preflight_run_chapter.py", "test_a_pool_too_small_is_refused_with_run_chapters_names"):
         "papermill is a stub that must not be called; refused before any kernel",
-    ("build/test_preflight_run_chapter.py", "test_a_new_model_the_bundle_lacks_is_named_by_its_parameter"):
+    ("publish/test_preflight_run_chapter.py", "test_a_new_model_the_bundle_lacks_is_named_by_its_parameter"):
         "papermill is a stub that must not be called; refused before any kernel",
-    ("build/test_chapters.py", "test_run_chapter_refuses_unknown_chapters_and_parameters"):
+    ("publish/test_chapters.py", "test_run_chapter_refuses_unknown_chapters_and_parameters"):
         "run_chapter refuses an unknown chapter and an unknown parameter before it starts a kernel",
     ("cli/test_micro_hostile.py", "test_run_chapter_refuses_an_absurd_runs_before_executing"):
         "papermill is replaced by a stub that fails the test if called; the parameters are refused first",
@@ -208,14 +208,14 @@ def test_the_criterion_finds_the_known_chapter_book_and_browser_tests():
     sees the suite's known cases."""
     modules = {module for module, _ in what_tests_run()}
     assert len(modules) == len(list(TESTS.rglob("test_*.py"))) - 1  # all but this checker
-    assert "book" in what_tests_run()["build/test_chapters.py", "test_chapter_executes_with_every_figure"]  # via a fixture
-    assert "book" in what_tests_run()["build/test_chapters_knobs.py",
+    assert "book" in what_tests_run()["publish/test_chapters.py", "test_chapter_executes_with_every_figure"]  # via a fixture
+    assert "book" in what_tests_run()["publish/test_chapters_knobs.py",
                                       "test_editing_the_bin_width_knob_in_the_chapter_changes_the_figure"]
-    assert "browser" in what_tests_run()["build/test_book_browser.py", "test_every_equation_is_typeset_offline"]
+    assert "browser" in what_tests_run()["publish/test_book_browser.py", "test_every_equation_is_typeset_offline"]
     assert "book" in what_tests_run()["project/test_clone.py",
                                       "test_without_the_real_bbh_the_front_page_and_its_chapter_say_stand_in"]
-    assert "book" in what_tests_run()["build/test_kernel_guard.py", "test_a_cell_timeout_names_the_cell_and_the_limit"]
-    assert not what_tests_run()["build/test_chapters.py", "test_parameter_values_are_typed_like_papermill"]
+    assert "book" in what_tests_run()["publish/test_kernel_guard.py", "test_a_cell_timeout_names_the_cell_and_the_limit"]
+    assert not what_tests_run()["publish/test_chapters.py", "test_parameter_values_are_typed_like_papermill"]
 
 
 @pytest.mark.parametrize("kind", ["book", "browser"])

@@ -27,8 +27,8 @@ EXTRA_FOLDERS = {
 ROOT_MODULES = {"api": "__init__.py"}
 #: Test modules named after what they check rather than after one module, with the reason.
 NAMED_OTHERWISE = {
-    "build/test_book_browser.py": "the whole built book, its copies and its PDF in Chromium",
-    "build/test_book_course.py": "the course apparatus every chapter carries (objectives, citations, glossary)",
+    "publish/test_book_browser.py": "the whole built book, its copies and its PDF in Chromium",
+    "publish/test_book_course.py": "the course apparatus every chapter carries (objectives, citations, glossary)",
     "book/test_chapter_api.py": "what the chapters call: the public names and the book's facade (book/__init__.py)",
 }
 

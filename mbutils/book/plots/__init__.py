@@ -1,6 +1,6 @@
 """Figures for the book: one palette and one display name per selector, axes in accuracy points.
 
-Every function takes tidy tables from :mod:`mbutils.results.metrics` and :mod:`mbutils.results.reports`
+Every function takes tidy tables from :mod:`mbutils.evaluate.metrics` and :mod:`mbutils.book.findings.reports`
 (agreement curves, MDAD tables, summary tables) or plain arrays, and returns a
 :class:`matplotlib.figure.Figure`; nothing is shown or saved here, so chapters decide how a
 figure is captioned. By family: ``results`` (curves, MDAD, error and tau), ``data``

@@ -28,7 +28,7 @@ MIN_TEXT_PT = 9.0
 #: (``--pst-sidebar-secondary``; the article container is ``max-width: calc(100% - 17rem)`` from
 #: 1,200 px on), and the article has 2rem of padding on each side (book theme ``.bd-article``):
 #: 0.8 x 1400 - 272 - 64 = 784 px at 16 px per rem. Chromium measures the same on the built book
-#: (tests/build/test_book_browser.py); a 1,280 px window gives 688 px.
+#: (tests/publish/test_book_browser.py); a 1,280 px window gives 688 px.
 HTML_COLUMN_PX = 0.8 * 1400 - 17 * 16 - 2 * 2 * 16
 #: The PDF (``python -m mbutils book-pdf``): A4, 15 mm margins, laid out at 96 CSS px per inch.
 PDF_PAGE_MM = (210.0, 297.0)

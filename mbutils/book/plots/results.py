@@ -54,7 +54,7 @@ def agreement_curves(curve: pd.DataFrame, sizes: Sequence[int] | None = None,
                      threshold: float | None = 0.8, max_gap: float = 20.0, ncols: int | None = None):
     """Agreement curves, one panel per size, one line per selector (paper figs 1-3).
 
-    ``mdad`` (a :func:`mbutils.results.metrics.mdad_table`) adds each selector's MDAD as a
+    ``mdad`` (a :func:`mbutils.evaluate.metrics.mdad_table`) adds each selector's MDAD as a
     dotted vertical line in its colour. Panels run in rows of at most ``ncols`` (default 3), fewer
     when the page is narrower.
     """

@@ -331,7 +331,7 @@ class AdaptiveAbility(AdaptiveFisher):
     ability. The score is *not* an accuracy: an estimation error against the targets' accuracies
     means nothing, so this selector is not registered by name (the command line's tables report
     that error); pass the object, ``run_experiment(bench, [AdaptiveAbility()], ...)``, and judge it by
-    :mod:`mbutils.results.ability_scoring`. Labelled ``"adaptive_ability"``.
+    :mod:`mbutils.book.findings.ability_scoring`. Labelled ``"adaptive_ability"``.
 
     Parameters
     ----------

@@ -1,0 +1,361 @@
+"""The analysis tables the chapters show, computed from results tables (beside :mod:`metrics`).
+
+Functions here read tidy results, MDAD and summary tables and return DataFrames or
+formatted facts; they draw nothing and display nothing."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from mbutils.data.bundle import find_bundle, validate_bundle
+from mbutils.base.errors import MbutilsError
+from mbutils.evaluate.metrics import mdad_table, summary_table
+from mbutils.evaluate.pair_metrics import gap_bins
+from mbutils.evaluate.results_table import iter_groups
+from mbutils.base.names import CI_FLOOR_MARK, ci_bound_text, label
+from mbutils.base.tables import NOT_REACHED
+from mbutils.base.tables import mdad_text
+
+
+def fmt_points(value, digits: int = 1) -> str:
+    """'4.5 points' or 'not reached'."""
+
+    return mdad_text(value, f".{digits}f", " points")
+
+
+def headline_size(sizes: Sequence[int]) -> int:
+    """The size quoted in headlines: 100 when run (every profile runs it), else the middle one."""
+    sizes = sorted(sizes)
+    return 100 if 100 in sizes else sizes[len(sizes) // 2]
+
+
+def pair_gaps(accuracy) -> "np.ndarray":  # noqa: F821
+    """|accuracy difference| in points over all unordered pairs."""
+
+    acc = 100 * np.asarray(accuracy, dtype=np.float64)
+    i, j = np.triu_indices(len(acc), k=1)
+    return np.abs(acc[i] - acc[j])
+
+
+def data_overview(benchmarks: dict) -> "pd.DataFrame":  # noqa: F821
+    """Size, accuracy spread (points) and share of close pairs for each bundle."""
+
+    rows = []
+    for name, b in benchmarks.items():
+        acc = 100 * b.accuracy
+        gaps = pair_gaps(b.accuracy)
+        rows.append({"bundle": name, "models": b.n_models, "items": b.n_items,
+                     "subtasks": len(b.subtask_names), "confidences": "yes" if b.confidence is not None else "no",
+                     "min acc.": acc.min(), "median acc.": np.median(acc), "max acc.": acc.max(),
+                     "pairs < 1 pt": f"{np.mean(gaps < 1):.0%}", "pairs < 2 pts": f"{np.mean(gaps < 2):.0%}",
+                     "pairs < 5 pts": f"{np.mean(gaps < 5):.0%}"})
+    return pd.DataFrame(rows)
+
+
+def subtask_summary(benchmark) -> str:
+    """'1 subtask (448 items)' or '24 subtasks of 146 to 250 items (median 250)', from the bundle."""
+    counts = np.bincount(benchmark.subtask_codes)
+    if len(counts) == 1:
+        return f"1 subtask ({counts[0]:,} items)"
+    lo, hi, mid = int(counts.min()), int(counts.max()), float(np.median(counts))
+    size = f"{lo:,} items each" if lo == hi else f"{lo:,} to {hi:,} items (median {mid:,.0f})"
+    return f"{len(counts)} subtasks of {size}"
+
+
+def missing_report(name: str):
+    """Validation findings about empty cells of a bundle on disk (None for synthetic or clean bundles)."""
+
+
+    if str(name).startswith("synthetic-"):
+        return None
+    try:
+        find_bundle(name)
+    except MbutilsError:
+        return None
+    problems = validate_bundle(name)
+    if not problems:
+        return None
+    return pd.DataFrame([{"file": p.file, "where": p.location, "finding": p.message, "severity": p.severity}
+                         for p in problems])
+
+
+def _with_ci(row) -> str:
+
+
+    if not math.isfinite(row.mdad):
+        return NOT_REACHED
+    lo = "…" if not math.isfinite(row.ci_low) else ci_bound_text(row.ci_low, lower=True)
+    hi = "…" if not math.isfinite(row.ci_high) else ci_bound_text(row.ci_high)
+    return f"{ci_bound_text(row.mdad)} [{lo}, {hi}]"
+
+
+def mdad_wide(mdad) -> "pd.DataFrame":  # noqa: F821
+    """Selectors as rows, sizes as columns, cells 'MDAD [low, high]' in points."""
+
+    table = mdad.assign(cell=[_with_ci(r) for r in mdad.itertuples(index=False)])
+    wide = table.pivot(index="selector", columns="size", values="cell")
+    wide = wide.reindex(list(dict.fromkeys(mdad["selector"])))
+    wide.columns = [f"k = {k}" for k in wide.columns]
+    wide.index = [label(s) for s in wide.index]
+    out = wide.rename_axis("selector").reset_index()
+    out.attrs["ci_floored"] = bool(table["cell"].str.contains(re.escape(CI_FLOOR_MARK)).any())
+    return out
+
+
+def summary_wide(summary) -> "pd.DataFrame":  # noqa: F821
+    """Selectors as rows, sizes as columns, cells 'tau / error'."""
+
+    table = summary.assign(cell=[f"{r.tau:.2f} / {r.error:.1f}" for r in summary.itertuples(index=False)])
+    wide = table.pivot(index="selector", columns="size", values="cell")
+    wide = wide.reindex(list(dict.fromkeys(summary["selector"])))
+    wide.columns = [f"k = {k}: tau / error" for k in wide.columns]
+    wide.index = [label(s) for s in wide.index]
+    return wide.rename_axis("selector").reset_index()
+
+
+def threshold_table(tables: dict) -> "pd.DataFrame":  # noqa: F821
+    """MDAD per selector x size at each threshold, thresholds as columns."""
+
+    parts = [t.assign(threshold=f"MDAD at {th:g}")[["selector", "size", "threshold", "mdad"]]
+             for th, t in sorted(tables.items())]
+    wide = pd.concat(parts).pivot_table(index=["selector", "size"], columns="threshold", values="mdad",
+                                        dropna=False, sort=False)
+    out = wide.reset_index().rename_axis(None, axis=1)
+    out.attrs["mdad_columns"] = [c for c in out.columns if str(c).startswith("MDAD at ")]
+    return out
+
+
+def sources_table(sweep: dict, threshold: float = 0.8) -> "pd.DataFrame":  # noqa: F821
+    """MDAD tables of a sources sweep stacked with an ``n_sources`` column."""
+
+
+    return pd.concat([mdad_table(res, threshold=threshold).assign(n_sources=n) for n, res in sweep.items()],
+                     ignore_index=True)
+
+
+def relative_table(mdads: dict, selector: str, baseline: str = "random") -> "pd.DataFrame":  # noqa: F821
+    """MDAD of a selector and of random per benchmark and size, and their difference."""
+
+    rows = []
+    for name, table in mdads.items():
+        wide = table.pivot_table(index="size", columns="selector", values="mdad", dropna=False)
+        for k, row in wide.iterrows():
+            rows.append({"benchmark": name, "size": k, "method": row.get(selector), "random": row.get(baseline),
+                         "difference": row.get(selector) - row.get(baseline)})
+    out = pd.DataFrame(rows)
+    out.attrs["mdad_columns"] = ["method", "random"]
+    return out
+
+
+def closer_than_mdad(data_name: str, set_name: str, accuracy, mdad) -> "pd.DataFrame":  # noqa: F821
+    """Share of a target set's pairs whose gap is below each selector x size MDAD."""
+
+
+    gaps = pair_gaps(accuracy)
+    rows = []
+    for r in mdad.itertuples(index=False):
+        share = np.mean(gaps < r.mdad) if np.isfinite(r.mdad) else 1.0
+        rows.append({"bundle": data_name, "target set": set_name, "selector": label(r.selector), "size": r.size,
+                     "MDAD": r.mdad, "share closer than MDAD": share})
+    return pd.DataFrame(rows)
+
+
+def items_needed(mdads: dict, gaps: Sequence[float]) -> "pd.DataFrame":  # noqa: F821
+    """Per benchmark and selector, the smallest size from which pairs ``gap`` points apart are
+    ordered at the threshold *even at the upper end of the MDAD's 95% interval*, at that size and
+    every larger size run; ``> K`` when no size does.
+
+    Read the tables with monotone MDADs (``metrics.mdad_table(method="monotone")``), so that an
+    MDAD at most the gap means every larger gap reaches the threshold too. A cell never states
+    fewer items than the interval supports: an open or missing upper end supports nothing.
+    The numbers behind each cell are in ``attrs["cells"]`` (benchmark, selector, gap, size,
+    mdad, ci_low, ci_high at that size) for checking.
+    """
+    from mbutils.methods.selectors import needs_sources
+
+    rows, cells = [], []
+    for name, table in mdads.items():
+        for selector, part in table.groupby("selector", sort=False):
+            part = part.sort_values("size")
+            hi = part["ci_high"].to_numpy(float) if "ci_high" in part else np.full(len(part), np.nan)
+            hi = np.where(np.isfinite(part["mdad"].to_numpy(float)), hi, np.nan)
+            row = {"benchmark": name, "selector": label(selector),
+                   "needs source models": "yes" if needs_sources(selector) else "no"}
+            for gap in gaps:
+                ok = np.isfinite(hi) & (hi <= gap)
+                tail = np.flip(np.logical_and.accumulate(np.flip(ok)))  # ok here and at every larger size
+                key = f"{gap:g} pt" + ("s" if gap != 1 else "")
+                if tail.any():
+                    at = part.iloc[int(np.argmax(tail))]
+                    row[key] = f"{int(at['size'])} (MDAD {at['mdad']:g} [{max(at['ci_low'], 0):g}, {at['ci_high']:g}])"
+                    cells.append({"benchmark": name, "selector": selector, "gap": float(gap), "size": int(at["size"]),
+                                  "mdad": float(at["mdad"]), "ci_low": float(at["ci_low"]),
+                                  "ci_high": float(at["ci_high"])})
+                else:
+                    row[key] = f"> {int(part['size'].max())}"
+                    cells.append({"benchmark": name, "selector": selector, "gap": float(gap), "size": None,
+                                  "mdad": np.nan, "ci_low": np.nan, "ci_high": np.nan})
+            rows.append(row)
+    out = pd.DataFrame(rows)
+    out.attrs["cells"] = cells
+    return out
+
+
+def benchmark_facts(setting, res, mdad, summary, small_verdict: str) -> dict[str, str]:
+    """Headline numbers of a benchmark chapter, formatted, for glue and the summary paragraph.
+
+    Random sampling's MDAD is read from the monotone fit of its agreement curve (a first crossing
+    can come from one lucky bin); ``small_verdict`` is the paired comparison at the smallest size
+    (:func:`mbutils.evaluate.claims_paired.best_at_size_of`)."""
+    k = headline_size(setting.sizes)
+    small = min(setting.sizes)
+    row = summary[(summary["selector"] == "random") & (summary["size"] == k)].iloc[0]
+    mono = mdad_table(res[res["selector"] == "random"], threshold=mdad.attrs.get("threshold", 0.8), method="monotone",
+                      ci="none").set_index("size")["mdad"]
+    m_random = float(mono.get(k, np.nan))
+    gaps = pair_gaps(setting.benchmark.accuracy)
+    share = np.mean(gaps < m_random) if np.isfinite(m_random) else 1.0
+    return {
+        "data": f"{setting.data.display_name} ({setting.data.kind})",
+        "settings": setting.settings_text(),
+        "protocol": (f"{setting.protocol.n_sources} sources and {setting.protocol.n_targets} targets per run"
+                     + (", fitted to its pool" if setting.pool_fitted else "")),
+        "k": str(k),
+        "tau_random": f"{row['tau']:.2f}",
+        "error_random": f"{row['error']:.1f} points",
+        "mdad_random": fmt_points(m_random),
+        "share_below": f"{share:.0%}",
+        "small_k": str(small),
+        "small_verdict": small_verdict,
+        "random_small_mdad": fmt_points(float(mono.get(small, np.nan))),
+    }
+
+
+def full_mdad_table(results: dict) -> "pd.DataFrame":  # noqa: F821
+    """MDAD with pair and run CIs at thresholds 0.7/0.8/0.9, seen and unseen, for every benchmark."""
+
+
+    parts = []
+    for name, res in results.items():
+        for split in ("seen", "unseen"):
+            for t in (0.7, 0.8, 0.9):
+                pairs = mdad_table(res, threshold=t, split=split)
+                runs = mdad_table(res, threshold=t, split=split, ci="runs")
+                parts.append(pairs.assign(benchmark=res.attrs.get("data", name), split=split, threshold=t,
+                                          run_ci_low=runs["ci_low"], run_ci_high=runs["ci_high"]))
+    cols = ["benchmark", "split", "threshold", "selector", "size", "mdad", "ci_low", "ci_high",
+            "run_ci_low", "run_ci_high", "n_pairs", "n_runs"]
+    return pd.concat(parts, ignore_index=True)[cols]
+
+
+def full_summary_table(results: dict) -> "pd.DataFrame":  # noqa: F821
+    """Kendall tau and estimation error (seen and unseen) for every benchmark."""
+
+
+    parts = [summary_table(res).assign(benchmark=res.attrs.get("data", name)) for name, res in results.items()]
+    table = pd.concat(parts, ignore_index=True)
+    return table[["benchmark", *[c for c in table.columns if c != "benchmark"]]]
+
+
+def largest_subtasks(benchmark, count: int) -> list[str]:
+    """Names of the ``count`` largest subtasks (ties: first in order)."""
+
+    sizes = np.bincount(benchmark.subtask_codes)
+    if len(sizes) < 2:
+        return []
+    order = np.argsort(-sizes, kind="stable")[:count]
+    return [str(benchmark.subtask_names[i]) for i in order]
+
+
+def float_gap_bins(true_diff, n_items, bin_width: float = 0.5):
+    """The reference-style bin from floating-point accuracies: floor(|acc_A - acc_B| * 100 / width)."""
+
+    n = np.asarray(n_items, dtype=np.float64).reshape(-1, *([1] * (np.ndim(true_diff) - 1)))
+    acc_gap = np.abs(np.asarray(true_diff, dtype=np.float64) / n)
+    return np.floor(acc_gap * 100.0 / bin_width).astype(np.int64)
+
+
+def binning_comparison(results) -> "pd.DataFrame":  # noqa: F821
+    """How many pairs float re-binning puts in another bin than exact integer binning (one experiment)."""
+
+
+    # The true gaps are the same for every selector and size of an experiment: one group tells.
+    _, pairs = next(iter_groups(results))
+    exact = gap_bins(pairs.true_diff, pairs.n_items)
+    approx = float_gap_bins(pairs.true_diff, pairs.n_items)
+    return pd.DataFrame([{"pairs": exact.size, "pairs binned differently": int((exact != approx).sum()),
+                          "bins seen (exact)": len(np.unique(exact)), "bins seen (float)": len(np.unique(approx))}])
+
+
+def mdad_variants(results, threshold: float = 0.8) -> "pd.DataFrame":  # noqa: F821
+    """MDAD under the paper's rules and each alternative, with both CI widths."""
+
+    base = mdad_table(results, threshold=threshold)
+    runs = mdad_table(results, threshold=threshold, ci="runs")
+    mono = mdad_table(results, threshold=threshold, method="monotone", ci="none")
+    excl = mdad_table(results, threshold=threshold, tie_rule="exclude", ci="none")
+    out = base[["selector", "size", "mdad"]].rename(columns={"mdad": "MDAD (paper)"})
+    out["ties excluded"] = excl["mdad"].to_numpy()
+    out["monotone"] = mono["mdad"].to_numpy()
+    out["CI width, pairs"] = (base["ci_high"] - base["ci_low"]).to_numpy()
+    out["CI width, runs"] = (runs["ci_high"] - runs["ci_low"]).to_numpy()
+    out.attrs["mdad_columns"] = ["MDAD (paper)", "ties excluded", "monotone"]
+    return out
+
+
+def not_reached_counts(results) -> "pd.DataFrame":  # noqa: F821
+    """Selector x size cells whose MDAD is not reached, per threshold."""
+
+
+    rows = []
+    for t in (0.7, 0.8, 0.9):
+        table = mdad_table(results, threshold=t, ci="none")
+        rows.append({"threshold": t, "cells": len(table), "not reached": int((~table["reached"]).sum()),
+                     "reference code would plot": f"{int((~table['reached']).sum())} x 50 points"})
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ the worked example
+def worked_example() -> pd.DataFrame:
+    """A results table small enough to follow by hand: four models, a 20-item seen half,
+    a 5-item micro-benchmark, three runs (the measures chapter computes every measure on it).
+
+    The counts are chosen so that the example shows each rule once: a pair tied on the full
+    benchmark, an estimated tie, a pair ordered the wrong way, and pairs in several bins.
+    """
+    seen_correct = {"A": 12, "B": 12, "C": 9, "D": 5}            # of 20 seen items
+    # A and B are tied on the benchmark: their pair agrees only where A's estimate is higher
+    # (runs 0 and 1, not run 2). Run 0 orders B and C the wrong way; estimated ties: A-C in
+    # runs 0 and 2, C-D in run 1.
+    estimates = [{"A": 0.6, "B": 0.4, "C": 0.6, "D": 0.2},
+                 {"A": 0.8, "B": 0.6, "C": 0.4, "D": 0.4},
+                 {"A": 0.4, "B": 0.6, "C": 0.4, "D": 0.2}]
+    rows = [{"run": run, "selector": "random", "size": 5, "model": m, "estimate": est[m],
+             "seen_correct": seen_correct[m], "n_seen": 20, "unseen_correct": seen_correct[m], "n_unseen": 20,
+             "seen_accuracy": seen_correct[m] / 20, "unseen_accuracy": seen_correct[m] / 20,
+             "full_accuracy": seen_correct[m] / 20}
+            for run, est in enumerate(estimates) for m in seen_correct]
+    return pd.DataFrame(rows)
+
+
+def pair_table(results: pd.DataFrame, run: int = 0, bin_width: float = 0.5) -> pd.DataFrame:
+    """Every target pair of one run, with the quantities the agreement rules read."""
+    from mbutils.evaluate.pair_metrics import pair_agreement
+
+    part = results[results["run"] == run].sort_values("model")
+    models, est = part["model"].to_numpy(), part["estimate"].to_numpy(float)
+    correct, n = part["seen_correct"].to_numpy(int), int(part["n_seen"].iloc[0])
+    i, j = np.triu_indices(len(models), k=1)
+    true_diff, est_diff = correct[i] - correct[j], est[i] - est[j]
+    agrees, counted = pair_agreement(est_diff, true_diff)
+    return pd.DataFrame({
+        "pair": [f"{a}-{b}" for a, b in zip(models[i], models[j])],
+        "c_a - c_b": true_diff, "true gap (points)": 100 * np.abs(true_diff) / n,
+        "bin": gap_bins(true_diff, np.full(true_diff.shape, n), bin_width),
+        "estimated difference (points)": 100 * est_diff, "agrees": agrees.astype(bool),
+    })

@@ -1,0 +1,492 @@
+"""Build a micro-benchmark for use: one selection on the whole pool, with what is needed to trust it.
+
+The paper's protocol re-selects in every run on a seen half; a practitioner needs *one*
+micro-benchmark: chosen from all N items with every model of the pool (the bundle's models
+minus any held out) as sources, through the same seeded path as the experiment
+(:func:`mbutils.methods.runs.seeded_choices`, run 0 of the given seed). Beside the choice,
+:func:`build_micro` computes
+
+* the **calibration** of its interval: held-out errors (estimate - full accuracy) of pool
+  models, cross-fitted: the pool is cut into folds, and each fold's models are scored by a
+  micro-benchmark built, exactly as the final one, from the other folds. These are errors on
+  models the selection never saw, on the same N items at the same k, which is the situation
+  of a new model (:func:`mbutils.micro.intervals.empirical_interval`). Uniform random
+  sampling needs none: its interval is exact (hypergeometric). The difference estimator
+  (``random_difference``) has an interval of its own, Student-t (k - 2 degrees of freedom) with the
+  variance it estimates from its cross-fitted residuals; its calibration (with that variance per
+  model) measures how often that interval covers;
+* the **reliability card**: the MDAD at this k with its 95% interval from a protocol run of
+  the selector on the pool (:func:`run_experiment`, cached), the planner's MDAD for random
+  sampling under the same protocol, and the share of the pool's model pairs whose gap is at
+  least the MDAD (the pairs it orders correctly at least ``threshold`` of the time), and the
+  coverage of its interval measured on held-out models: the cross-fitted pool models, and the
+  models held out of the build (``exclude``).
+
+Refused before any work is written: the difference estimator with fewer than ``MIN_ITEMS`` items (its two
+cross-fitted halves need two items each), and a pool whose models all answer the chosen items alike for
+any selector whose estimate or interval is learnt from the pool (:func:`check_pool_varies`): such a pool
+has nothing to predict or calibrate from, and gave intervals of zero width ("0.0 to 0.0" for a model of
+75%). Estimates and interval ends are accuracies in [0, 1]: the estimators clip them where they produce
+them, and the calibration clips every other selector's estimate as ``score`` does.
+
+Given ``out``, :func:`build_micro` also writes the folder (:mod:`mbutils.micro.folder`: the
+items, estimator, card, ``card.md`` and the lm-evaluation-harness export), whole or not at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mbutils.base.errors import ProtocolError, SelectorError
+from mbutils.base.vocabulary import renamed_keywords
+from mbutils.data.benchmark import Benchmark
+from mbutils.methods.protocol import Protocol, fit_to_pool
+from mbutils.methods.runs import seeded_choices, single_threaded, source_data
+from mbutils.methods.selectors.base import MicroBenchmark, Selector
+from mbutils.methods.selectors.random_sampling import DifferenceMicroBenchmark
+from mbutils.methods.selectors.spec import as_selector, selector_label
+from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark
+from mbutils.methods.estimators import MIN_ITEMS, clip_accuracy
+from mbutils.evaluate.metrics import FEW_RUNS as METRICS_FEW_RUNS
+
+#: Fewer protocol runs than this make a card's MDAD and interval unreliable: the card says so (the same
+#: constant as the ``mdad`` command's warning, :data:`mbutils.evaluate.metrics.FEW_RUNS`).
+FEW_RUNS = METRICS_FEW_RUNS
+
+#: Micro-benchmark classes a folder can hold: a fixed list of items (adaptive tests are not), read by
+#: weights, IRT item parameters, or the difference estimator with the pool's answers.
+FIXED = (MicroBenchmark, IRTMicroBenchmark, DifferenceMicroBenchmark)
+
+
+@dataclass(frozen=True)
+class Card:
+    """The reliability card: MDADs in accuracy points (NaN: not reached or not computed)."""
+
+    threshold: float
+    mdad: float
+    ci_low: float
+    ci_high: float
+    random_mdad: float
+    share_separated: float
+    protocol: dict | None
+    note: str = ""
+    coverage: dict | None = None  # level, calibration / excluded {models, covered (, width)}, width (points)
+    choice: dict | None = None    # how --selector auto chose (mbutils.micro.choice), else None
+
+
+@dataclass(frozen=True)
+class BuiltMicro:
+    """One micro-benchmark chosen on a pool, with its calibration and card."""
+
+    bundle: str
+    bundle_hash: str
+    items: np.ndarray            # item names of the whole bundle (N), the estimator's index space
+    subtasks: np.ndarray
+    micro: MicroBenchmark        # indices into ``items``
+    selector: str                # label
+    selector_class: str
+    params: dict
+    seed: int
+    pool: pd.DataFrame           # model, accuracy (fractions) of the pool's models
+    excluded: list[str]
+    calibration: pd.DataFrame    # model, fold, estimate, truth, error (fractions); variance for "normal"
+    card: Card
+    interval: str                # "hypergeometric", "empirical" or "normal" (the difference estimator's, t)
+    extra: dict = field(default_factory=dict)
+    harness: object = None       # what the bundle states of its harness documents (HarnessMap), or None
+    path: Path | None = None     # the folder, when build_micro wrote one
+
+
+    @property
+    def k(self) -> int:
+        return self.micro.size
+
+
+def interval_kind(selector: Selector, k: int | None = None) -> str:
+    """Exact hypergeometric for uniform random sampling's plain mean; ``"normal"`` (the family name of the
+    difference estimator's own interval, Student-t since; see :mod:`mbutils.micro.difference`) for
+    ``random_difference``, whose variance comes from its cross-fitted residuals (``build_micro`` refuses it
+    below ``MIN_ITEMS`` items, ``k``); empirical otherwise."""
+    from mbutils.methods.selectors.random_sampling import RandomDifference, RandomSampling
+
+    if isinstance(selector, RandomDifference):
+        return "normal"
+    return "hypergeometric" if type(selector) is RandomSampling else "empirical"
+
+
+def check_min_items(selector: Selector, k: int) -> None:
+    """Refuse a k below what the selector's estimator needs: the difference estimator's two cross-fitted
+    halves need ``MIN_ITEMS // 2`` items each (its interval then has k - 2 >= 2 degrees of freedom)."""
+    from mbutils.methods.selectors.random_sampling import RandomDifference
+
+    if isinstance(selector, RandomDifference) and k < MIN_ITEMS:
+        raise SelectorError(f"{selector.name}: k = {k} is below the difference estimator's minimum of {MIN_ITEMS} "
+                            f"items (two cross-fitted halves of {MIN_ITEMS // 2} at least, from which its interval "
+                            f"is estimated); use --k {MIN_ITEMS} or more, or --selector random for the plain mean "
+                            "with its exact interval")
+
+
+def check_pool_varies(selector: Selector, bench: Benchmark, rows: np.ndarray, micro: MicroBenchmark | None,
+                      kind: str) -> None:
+    """Refuse a pool of two models or more that answers alike: on every item (``micro`` None, before the
+    choice) or on the chosen items, every pool model gives the same answer to each.
+
+    The rule (one, for every selector whose estimate or interval is learnt from the pool, i.e. all but
+    uniform random sampling's exact interval): such a pool cannot tell one model from another on these
+    items, so the difference estimator's predictions are the same whatever the model answers, IRT
+    abilities are fitted on items no model differs on, and the calibration's held-out errors (or the
+    residuals) are all equal; the interval it gave had zero width ("0.0 to 0.0" for a model of 75%). It
+    is refused rather than given an interval the pool cannot support."""
+    if kind == "hypergeometric" or len(rows) < 2:
+        return
+    block = bench.correct[rows] if micro is None else bench.correct[rows][:, micro.items]
+    if block.size == 0 or not (block == block[:1]).all():
+        return
+    where = (f"all {bench.n_items} items" if micro is None else f"the {micro.size} items {selector.name} chose")
+    right = block[0].mean()
+    how = ("every one of them right on every item" if right == 1 else "every one of them wrong on every item"
+           if right == 0 else "identical answers, item by item")
+    raise ProtocolError(f"{bench.name}: the pool's {len(rows)} models answer {where} alike ({how}): they cannot "
+                        f"tell one model from another there, so {selector.name}'s estimate and interval have nothing "
+                        "to be learnt from (such a pool gave intervals of zero width); build from a pool whose models "
+                        "differ on the items (add models, exclude fewer, or a larger k), or use --selector random, "
+                        "whose exact interval needs no pool")
+
+
+def _choose(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed: int) -> MicroBenchmark:
+    """The selector's k items on all N items with ``rows`` as sources (run 0 of ``seed``)."""
+    with single_threaded():
+        source = source_data(bench.correct, bench.subtask_codes, bench.confidence, rows, np.arange(bench.n_items))
+        _, chosen = seeded_choices(selector.clone(), source, [k], seed=seed, run=0)
+    micro = chosen[int(k)]
+    if type(micro) not in FIXED and hasattr(micro, "source_correct"):  # a regression fitted at scoring time
+        raise SelectorError(f"{selector.name}: its estimate reads the pool's answers at scoring time through a model "
+                            "fitted then, which a micro-benchmark folder does not hold; build it with "
+                            "'random_difference' (a uniform sample read by the cross-fitted difference estimator, "
+                            "whose folder holds the pool's answers) or 'random' (the plain mean)")
+    if type(micro) not in FIXED:
+        raise SelectorError(f"{selector.name}: its items differ from model to model (an adaptive test), so it "
+                            "cannot be written as one fixed micro-benchmark; choose a non-adaptive selector")
+    return micro
+
+
+def _pool(bench: Benchmark, exclude) -> tuple[np.ndarray, list[str]]:
+    excluded = [str(m) for m in (exclude or [])]
+    unknown = sorted(set(excluded) - set(map(str, bench.models)))
+    if unknown:
+        shown = ", ".join(map(repr, unknown[:5])) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise ProtocolError(f"models to exclude are not in {bench.name}: {shown}")
+    rows = np.flatnonzero(~np.isin(bench.models.astype(str), excluded))
+    if len(rows) < 1:
+        raise ProtocolError(f"{bench.name}: excluding {len(excluded)} models leaves no model to learn from")
+    return rows, excluded
+
+
+def calibrate(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed: int,
+              folds: int = 10) -> pd.DataFrame:
+    """Cross-fitted held-out errors of the pool's models (empty when the pool is too small); for an
+    estimator that gives its own variance (the difference estimator), each model's ``variance`` too."""
+    columns = ["model", "fold", "estimate", "truth", "error"]
+    folds = min(int(folds), len(rows))
+    need = 2 if selector.uses_sources else 0
+    if folds < 2 or len(rows) - int(np.ceil(len(rows) / folds)) < max(need, 1):
+        return pd.DataFrame(columns=columns)
+    order = np.random.default_rng(np.random.SeedSequence([int(seed), 25])).permutation(rows)
+    parts = []
+    for f, held in enumerate(np.array_split(order, folds)):
+        micro = _choose(selector, bench, np.setdiff1d(rows, held), k, seed + 1 + f)
+        extra = {}
+        if isinstance(micro, DifferenceMicroBenchmark):
+            est, extra["variance"] = micro.estimate_with_variance(bench.correct[held])
+        else:  # clipped to [0, 1] as score clips it
+            est = clip_accuracy(micro.estimate(bench.correct[held],
+                                               None if bench.confidence is None else bench.confidence[held]))
+        truth = bench.accuracy[held]
+        parts.append(pd.DataFrame({"model": bench.models[held].astype(str), "fold": f, "estimate": est,
+                                   "truth": truth, "error": est - truth, **extra}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def pool_benchmark(bench: Benchmark, rows: np.ndarray) -> Benchmark:
+    """The bundle restricted to the pool's models (the bundle itself when nothing is held out)."""
+    if len(rows) == bench.n_models:
+        return bench
+    models = bench.models[rows]
+    targets = {name: [m for m in names if m in set(models)] for name, names in bench.target_sets.items()}
+    return Benchmark(name=f"{bench.name}-pool{len(rows)}", correct=bench.correct[rows], models=models,
+                     items=bench.items, subtasks=bench.subtasks,
+                     confidence=None if bench.confidence is None else bench.confidence[rows],
+                     item_info=bench.item_info,
+                     target_sets={n: v for n, v in targets.items() if len(v) >= 2}, origin=bench.origin)
+
+
+def share_separated(accuracy: np.ndarray, mdad: float, n_items: int) -> float:
+    """Share of model pairs whose full-benchmark gap (points) is at least ``mdad``."""
+    if not np.isfinite(mdad) or len(accuracy) < 2:
+        return np.nan
+    correct = np.rint(np.asarray(accuracy) * n_items).astype(np.int64)
+    i, j = np.triu_indices(len(correct), k=1)
+    gap = np.abs(correct[i] - correct[j]) * 100.0 / n_items
+    return float(np.mean(gap >= mdad - 1e-9))
+
+
+def reliability_card(selector: Selector, pool: Benchmark, k: int, *, runs: int, seed: int,
+                     threshold: float = 0.8, jobs: int = 1, progress: bool = False) -> Card:
+    """MDAD of the selector at k (protocol run on the pool), random's predicted MDAD, pairs separated."""
+    from mbutils.methods.experiment import check_sizes, n_seen_items, run_experiment
+    from mbutils.evaluate.metrics import mdad_table
+    from mbutils.evaluate.planning_curves import predicted_mdad
+
+    nan = float("nan")
+    if pool.n_models < 3:
+        return Card(threshold, nan, nan, nan, nan, nan, None,
+                    note=f"the pool has {pool.n_models} models, too few for a protocol run (at least 3)")
+    if k > n_seen_items(pool):
+        return Card(threshold, nan, nan, nan, nan, nan, None,
+                    note=f"k = {k} exceeds the protocol's seen half ({n_seen_items(pool)} items)")
+    sources, targets = fit_to_pool(pool.n_models)
+    protocol = Protocol(n_sources=sources, n_targets=targets, n_runs=runs, seed=seed)
+    check_sizes(pool, [k])
+    results = run_experiment(pool, [selector], [k], protocol, jobs=jobs, progress=progress)
+    row = mdad_table(results, threshold=threshold, seed=seed).iloc[0]
+    random = predicted_mdad(pool, [k], threshold=threshold, protocol=protocol)["mdad"].iloc[0]
+    mdad = float(row["mdad"]) if row["reached"] else nan
+    low, high = float(row["ci_low"]), float(row["ci_high"])
+    note = ""
+    if runs < FEW_RUNS or targets < 10:
+        note = (f"from {runs} run{'s' if runs != 1 else ''} of {targets} target models: too few for this MDAD and its "
+                f"interval to be trusted (use at least {FEW_RUNS} runs and a pool of 30 models or more)")
+    elif low == high:
+        note = "the interval has no width at this resolution: the MDAD is known to within one 0.5-point bin"
+    return Card(threshold=threshold, mdad=mdad, ci_low=max(low, 0.0) if np.isfinite(low) else low, ci_high=high,
+                random_mdad=float(random), share_separated=share_separated(pool.accuracy, mdad, pool.n_items),
+                protocol=protocol.as_dict(), note=note)
+
+
+def interval_coverage(bench: Benchmark, micro, kind: str, calibration: pd.DataFrame, excluded_rows: np.ndarray,
+                      pool_rows: np.ndarray, level: float = 0.9) -> dict:
+    """Coverage of ``score``'s interval at ``level`` measured on held-out models, and its typical width.
+
+    ``calibration``: each cross-fitted pool model against the interval from the other models' errors
+    (leave one out); ``excluded``: the models held out of the build, scored by ``micro``. ``width``: the
+    interval of a model at the pool's median accuracy, in points. For the ``"normal"`` interval see
+    ``normal_coverage``."""
+    from mbutils.micro.intervals import conformal_quantiles, empirical_interval, hypergeometric_interval
+
+    if kind == "normal":
+        return normal_coverage(bench, micro, calibration, excluded_rows, level)
+    k, n = int(micro.size), bench.n_items
+    errors = calibration["error"].to_numpy(np.float64) if len(calibration) else np.zeros(0)
+
+    def bounds(est, hits):
+        if kind == "hypergeometric":
+            return hypergeometric_interval(hits, k, n, level)
+        return empirical_interval(est, errors, level)
+
+    out: dict = {"level": level, "calibration": None, "excluded": None}
+    if kind != "hypergeometric" and len(errors) >= 2:
+        covered = 0
+        for i in range(len(errors)):
+            low, high = conformal_quantiles(np.delete(errors, i), level)
+            covered += int(low <= errors[i] <= high)
+        out["calibration"] = {"models": int(len(errors)), "covered": covered}
+    if len(excluded_rows):
+        correct = bench.correct[excluded_rows]
+        confidence = None if bench.confidence is None else bench.confidence[excluded_rows]
+        est = clip_accuracy(micro.estimate(correct, confidence))
+        hits = np.rint(correct[:, micro.items].sum(1)).astype(np.int64)
+        box = bounds(est, hits)
+        truth = bench.accuracy[excluded_rows]
+        inside = (box[:, 0] - 1e-12 <= truth) & (truth <= box[:, 1] + 1e-12)
+        out["excluded"] = {"models": int(len(excluded_rows)), "covered": int(inside.sum()),
+                           "width": float(100 * np.mean(box[:, 1] - box[:, 0]))}
+    median = float(np.median(bench.accuracy[pool_rows]))
+    box = bounds(np.array([median]), np.array([int(round(median * k))]))
+    out["width"] = float(100 * (box[0, 1] - box[0, 0]))
+    return out
+
+
+def normal_coverage(bench: Benchmark, micro, calibration: pd.DataFrame, excluded_rows: np.ndarray,
+                    level: float = 0.9) -> dict:
+    """Coverage of the difference estimator's own interval (Student-t, k - 2 degrees of freedom, its variance
+    floored: ``micro.bounds``) at ``level`` on held-out models, and its width.
+
+    ``calibration``: each cross-fitted pool model against the interval of the micro-benchmark built
+    without it (its estimate and that micro-benchmark's variance; same k, hence the same law and degrees of
+    freedom); ``excluded``: the models held out of the build, scored by ``micro`` with its variance. Each
+    holds ``width``, the mean width in points; ``width`` is the median width over the held-out models (the
+    cross-fitted ones, else the excluded ones), since the width depends on how well the pool predicts a
+    model, not only on its accuracy."""
+    out: dict = {"level": level, "calibration": None, "excluded": None}
+    widths = np.zeros(0)
+
+    def measure(est, var, truth) -> tuple[dict, np.ndarray]:
+        box = np.stack(micro.bounds(est, var, bench.n_items, level), axis=1)
+        inside = (box[:, 0] - 1e-12 <= truth) & (truth <= box[:, 1] + 1e-12)
+        width = 100 * (box[:, 1] - box[:, 0])
+        return {"models": int(len(truth)), "covered": int(inside.sum()), "width": float(width.mean())}, width
+
+    if len(calibration) and "variance" in calibration:
+        out["calibration"], widths = measure(calibration["estimate"].to_numpy(np.float64),
+                                             calibration["variance"].to_numpy(np.float64),
+                                             calibration["truth"].to_numpy(np.float64))
+    if len(excluded_rows):
+        est, var = micro.estimate_with_variance(bench.correct[excluded_rows])
+        out["excluded"], width = measure(est, var, bench.accuracy[excluded_rows])
+        widths = widths if len(widths) else width
+    out["width"] = float(np.median(widths)) if len(widths) else float("nan")
+    return out
+
+
+@renamed_keywords(bench="benchmark")
+def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclude=None, runs: int = 20,
+                threshold: float = 0.8, folds: int = 10, jobs: int = 1, progress: bool = False,
+                out=None, force: bool = False, lm_eval_tasks=None) -> BuiltMicro:
+    """Choose a k-item micro-benchmark on the pool and compute its calibration and reliability card;
+    given ``out``, write it as a folder.
+
+    Parameters
+    ----------
+    benchmark : Benchmark
+        The full benchmark.
+    selector : str or Selector
+        A registered name or a selector object (adaptive selectors are refused), or ``"auto"``: the
+        method the book's paired noise rule finds most reliable at ``k`` on the pool
+        (``mbutils.micro.choice.choose_selector``; the card records why). ``"random_difference"``
+        (:class:`~mbutils.RandomDifference`, a uniform sample read by the cross-fitted difference
+        estimator) is written with the pool's answers on every item (``pool_answers.csv``), which its
+        estimate reads, and gets a Student-t interval from its own variance (k - 2 degrees of freedom;
+        at least ``MIN_ITEMS`` = 4 items); ``"random_regression"`` is
+        refused (its regression is fitted at scoring time).
+    k : int
+        Items in the micro-benchmark (1 to N; 4 to N for ``random_difference``).
+    seed : int, default 0
+        Root seed of the selection (run 0 of an experiment with this seed), the folds and the
+        protocol run.
+    exclude : sequence of str, optional
+        Models left out of everything the micro-benchmark learns from (held out).
+    runs : int, default 20
+        Runs of the protocol behind the card's MDAD.
+    threshold : float, default 0.8
+        Agreement the card's MDAD must reach.
+    folds : int, default 10
+        Folds of the pool for the cross-fitted calibration (not used by random sampling, whose interval
+        is exact).
+    jobs : int, default 1
+        Workers of the protocol run.
+    progress : bool, default False
+        Progress bar of the protocol run.
+    out : str or Path, optional
+        Write the micro-benchmark folder here (new or empty; see ``force``), whole or not at all: its
+        items and weights, estimator, calibration, ``card.json`` and ``card.md`` (the card in words),
+        provenance, the lm-evaluation-harness export ``lm_eval/`` (one ``<harness task>_micro`` task per
+        harness task and the group ``<benchmark>_micro``) and ``manifest.json``. The path is kept in
+        the result's ``path``.
+    force : bool, default False
+        Replace an existing non-empty ``out`` (only a folder build_micro wrote).
+    lm_eval_tasks : str or Path, optional
+        Folder of lm-eval task YAMLs holding the original tasks (default: the installed harness's).
+
+    Returns
+    -------
+    BuiltMicro
+
+    Examples
+    --------
+    >>> from mbutils import load_benchmark
+    >>> benchmark = load_benchmark("synthetic-gpqa")
+    >>> built = build_micro(benchmark, "random", 20, exclude=list(benchmark.models[:5]), runs=2)
+    >>> built.k, built.interval, len(built.pool), built.card.protocol["n_runs"]
+    (20, 'hypergeometric', 415, 2)
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "micro"
+    >>> written = build_micro(benchmark, "random", 20, runs=2, out=out)
+    >>> written.path == out, (out / "card.md").is_file(), (out / "manifest.json").is_file()
+    (True, True, True)
+    """
+    from mbutils.base.validation import check_int, check_number
+
+    auto = isinstance(selector, str) and selector.strip().lower() == "auto"
+    if not auto:
+        selector = as_selector(selector)
+        selector.validate_params()
+    k = check_int(k, "k", SelectorError, low=1, high=benchmark.n_items)
+    seed = check_int(seed, "seed", ProtocolError, low=0)
+    runs = check_int(runs, "runs", ProtocolError, low=1)
+    threshold = check_number(threshold, "threshold", ProtocolError, low=0, high=1, low_open=True)
+    rows, excluded = _pool(benchmark, exclude)
+    harness = _harness_of(benchmark, out, force, lm_eval_tasks)
+    choice = None
+    if auto:
+        from mbutils.micro.choice import choose_selector
+
+        choice = choose_selector(pool_benchmark(benchmark, rows), k, runs=runs, seed=seed, threshold=threshold,
+                                 jobs=jobs, progress=progress)
+        selector = as_selector(choice["selector"])
+    if selector.uses_sources and len(rows) < 2:
+        raise ProtocolError(f"{selector.name} learns from source models, and the pool has {len(rows)}; "
+                            "exclude fewer models")
+    kind = interval_kind(selector, k)
+    check_min_items(selector, k)
+    check_pool_varies(selector, benchmark, rows, None, kind)
+    micro = _choose(selector, benchmark, rows, k, seed)
+    check_pool_varies(selector, benchmark, rows, micro, kind)
+    calibration = calibrate(selector, benchmark, rows, k, seed, folds) if kind != "hypergeometric" else \
+        pd.DataFrame(columns=["model", "fold", "estimate", "truth", "error"])
+    pool = pool_benchmark(benchmark, rows)
+    card = reliability_card(selector, pool, k, runs=runs, seed=seed, threshold=threshold, jobs=jobs,
+                            progress=progress)
+    if micro.reads == "confidence" and benchmark.confidence is None:
+        micro = MicroBenchmark(micro.items, micro.weights, reads="correct")  # what it read: the 0/1 fallback
+    held_out = np.setdiff1d(np.arange(benchmark.n_models), rows)
+    card = replace(card, coverage=interval_coverage(benchmark, micro, kind, calibration, held_out, rows),
+                   choice=choice)
+    pool_table = pd.DataFrame({"model": benchmark.models[rows].astype(str), "accuracy": benchmark.accuracy[rows]})
+    built = BuiltMicro(bundle=benchmark.name, bundle_hash=benchmark.content_hash, items=benchmark.items.astype(str),
+                       subtasks=benchmark.subtasks.astype(str), micro=micro, selector=selector_label(selector),
+                       selector_class=f"{type(selector).__module__}.{type(selector).__qualname__}",
+                       params={key: repr(v) for key, v in selector.get_params(deep=True).items()}, seed=seed,
+                       pool=pool_table, excluded=excluded, calibration=calibration, card=card, interval=kind,
+                       harness=harness)
+    if out is None:
+        return built
+    from mbutils.micro.folder import write_micro
+
+    return replace(built, path=write_micro(built, out, bundle_folder=_folder_of(benchmark), force=force,
+                                           tasks_dir=lm_eval_tasks))
+
+
+def _folder_of(benchmark: Benchmark) -> Path | None:
+    """The bundle folder ``benchmark`` was loaded from (None for a stand-in or one built in memory)."""
+    return Path(benchmark.origin) if benchmark.origin and Path(benchmark.origin).is_dir() else None
+
+
+def _harness_of(benchmark: Benchmark, out, force: bool, tasks_dir):
+    """Before any work: what the bundle states of its harness documents (a statement it cannot use is
+    refused), the names the export would refuse, and, when a folder is to be written, that ``out`` may
+    be and that every task the bundle states is one the harness (or ``tasks_dir``) defines."""
+    from mbutils.data.bundle.harness import harness_map
+    from mbutils.micro.lm_eval_task import check_exportable, item_documents, resolve_includes
+
+    harness = harness_map(benchmark)
+    if harness is None or not harness.unavailable:
+        parsed = item_documents(benchmark.items, benchmark.subtasks, harness)
+        check_exportable(benchmark.items, benchmark.subtasks, parsed=parsed)
+    if out is not None:
+        from mbutils.micro.folder import check_out
+
+        check_out(out, _folder_of(benchmark), force)
+        if tasks_dir is not None and not Path(tasks_dir).is_dir():
+            raise ProtocolError(f"--lm-eval-tasks {tasks_dir}: no such folder of lm-eval task configs")
+        if tasks_dir is not None and harness is not None and harness.unavailable:
+            from mbutils.micro.lm_eval_task import NotDocuments
+
+            raise NotDocuments(f"--lm-eval-tasks: {benchmark.name} has no lm-evaluation-harness export "
+                               f"({harness.source}): {harness.unavailable}")
+        if harness is not None and harness.tasks is not None and not harness.unavailable:
+            resolve_includes(sorted({t for t in harness.tasks if t is not None}), tasks_dir, required=True)
+    return harness

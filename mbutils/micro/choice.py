@@ -1,0 +1,96 @@
+"""``--selector auto``: the selector the book finds most reliable at one size, chosen by its noise rule.
+
+The candidates are the paper's methods that a micro-benchmark folder can hold (fixed items; the
+confidence-stratified one only when the bundle has confidences). They are run under the paper's
+protocol on the pool (the same run the card's MDAD comes from, so it is cached once), and the
+paired noise rule of :func:`mbutils.evaluate.claims_paired.best_at_size_of` compares the method with
+the lowest MDAD (monotone fit) with every other on shared runs. The choice:
+
+* the lowest-MDAD method when it is lower than random sampling's beyond the noise;
+* otherwise random sampling: nothing measured beats it, and it needs no model and has an exact
+  interval.
+
+The record says which, with the numbers that decided it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mbutils.base.errors import ProtocolError
+from mbutils.base.names import label
+
+#: Candidates of ``auto``, in the paper's legend order (adaptive tests and model-based estimators left out).
+CANDIDATES = ("random", "subtask_equal", "confidence_stratified", "diversity", "anchor_points", "tinybenchmarks")
+
+
+def candidates(benchmark) -> list[str]:
+    """The candidates that apply to ``benchmark`` (stratifying by subtask needs subtasks; by confidence, confidences)."""
+    names = list(CANDIDATES)
+    if benchmark.confidence is None:
+        names.remove("confidence_stratified")
+    if len(np.unique(benchmark.subtask_codes)) < 2:
+        names.remove("subtask_equal")  # one subtask: the same items as random sampling
+    return names
+
+
+def choose_selector(pool, k: int, *, runs: int, seed: int, threshold: float = 0.8, jobs: int = 1,
+                    n_boot: int = 400, progress: bool = False) -> dict:
+    """Run the candidates at ``k`` on ``pool`` (a Benchmark of the pool's models) and choose one.
+
+    Returns a JSON-able record: ``selector``, ``reason`` (one or two sentences with numbers), ``k``,
+    ``runs``, ``seed``, ``protocol``, ``mdads`` (selector -> monotone MDAD, points or None),
+    ``comparisons`` (other -> the paired row against the lowest) and ``claim`` (the noise rule's sentence).
+    """
+    from mbutils.methods.experiment import check_sizes, run_experiment
+    from mbutils.methods.protocol import Protocol, fit_to_pool
+    from mbutils.evaluate.claims_paired import best_at_size_of
+
+    if pool.n_models < 3:
+        raise ProtocolError(f"--selector auto compares selectors on the pool, and the pool has {pool.n_models} "
+                            "models (at least 3); name a selector")
+    check_sizes(pool, [k])
+    sources, targets = fit_to_pool(pool.n_models)
+    protocol = Protocol(n_sources=sources, n_targets=targets, n_runs=runs, seed=seed)
+    names = candidates(pool)
+    results = run_experiment(pool, names, [k], protocol, jobs=jobs, progress=progress)
+    claim = best_at_size_of(results, k, threshold=threshold, n_boot=n_boot, seed=seed)
+    mdads, lowest = claim.inputs["mdads"], claim.inputs["lowest"]
+    rows = {other: next((r for r in records if int(r["size"]) == int(k)), None)
+            for other, records in claim.inputs["comparisons"].items()}
+    versus = rows.get("random")
+    chosen = decide(lowest, mdads, versus)
+    return {"selector": chosen, "reason": _reason(chosen, lowest, mdads, versus, k, runs), "k": int(k),
+            "runs": int(runs), "seed": int(seed), "threshold": float(threshold), "candidates": names,
+            "protocol": protocol.as_dict(), "mdads": mdads, "lowest": lowest,
+            "comparisons": {o: r for o, r in rows.items() if r is not None}, "claim": claim.text}
+
+
+def decide(lowest: str, mdads: dict, versus: dict | None) -> str:
+    """The rule: ``lowest`` (the lowest-MDAD method) when its paired comparison with random sampling
+    (``versus``) says "better", else random sampling."""
+    if lowest != "random" and mdads.get(lowest) is not None and versus is not None and versus["verdict"] == "better":
+        return lowest
+    return "random"
+
+
+def _num(value) -> str:
+    return "not reached" if value is None or not np.isfinite(float(value)) else f"{float(value):.1f} points"
+
+
+def _reason(chosen: str, lowest: str, mdads: dict, versus: dict | None, k: int, runs: int) -> str:
+    """One or two sentences: the lowest MDAD, its paired difference from random's, and what that decided."""
+    head = f"At k = {k} over {runs} protocol runs"
+    if mdads.get(lowest) is None:
+        return f"{head}, no candidate reached the threshold; chose random sampling (no model, exact interval)."
+    if lowest == "random":
+        return (f"{head}, random sampling has the lowest MDAD ({_num(mdads['random'])}, monotone fit) of "
+                f"{len(mdads)} candidates; chose it.")
+    diff = "" if versus is None else (f" (difference {versus['difference']:+.1f} points, paired 95% interval "
+                                      f"[{versus['low']:+.1f}, {versus['high']:+.1f}])")
+    if chosen == lowest:
+        return (f"{head}, {label(lowest)} has the lowest MDAD ({_num(mdads[lowest])}, monotone fit) and is lower "
+                f"than random sampling's ({_num(mdads.get('random'))}) beyond the noise{diff}; chose {label(lowest)}.")
+    return (f"{head}, {label(lowest)} has the lowest MDAD ({_num(mdads[lowest])}, monotone fit), but random "
+            f"sampling's ({_num(mdads.get('random'))}) cannot be told from it by the paired noise rule{diff}; "
+            "chose random sampling (no model, exact interval).")

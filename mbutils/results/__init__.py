@@ -1,1 +1,0 @@
-"""The results layer: metrics, the noise rule, claims, the planner, the audit and the paper's tables."""

@@ -1,0 +1,49 @@
+"""Per-pair planning for random sampling (mbutils.evaluate.pair_sizes): the rule, the exact sizes, and the
+size that brings a stated share of a gap bin's pairs to the target."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mbutils
+from mbutils.evaluate.pair_sizes import bin_pairs, exact_required, rule_size, share_reaching, size_for_share
+from mbutils.evaluate.planning_probability import agreement_probability
+
+
+def test_the_rule_is_the_formula_and_its_finite_population_correction():
+    z = 0.8416212335729143
+    assert rule_size(0.02, 0.3, 10**12) == pytest.approx(z**2 * (0.3 - 0.0004) / 0.0004, rel=1e-6)
+    k0 = z**2 * (0.3 - 0.0004) / 0.0004
+    assert rule_size(0.02, 0.3, 448) == pytest.approx(448 * k0 / (k0 + 447))
+    assert np.isinf(rule_size(0.0, 0.3, 448))
+    # more disagreement, more items, at the same gap
+    assert rule_size(0.02, 0.1, 448) < rule_size(0.02, 0.3, 448) < rule_size(0.02, 0.5, 448)
+
+
+def test_exact_sizes_are_the_first_k_of_the_exact_power():
+    a, b, n = np.array([30, 60, 12]), np.array([21, 51, 3]), 448
+    need = exact_required(a, b, n)
+    for ai, bi, k in zip(a, b, need):
+        power = agreement_probability(ai, bi, n, np.arange(1, n + 1))
+        assert power[k - 1] >= 0.8 and (power[: k - 1] < 0.8).all()
+
+
+def test_the_rule_tracks_the_exact_size_on_gpqa():
+    pairs = bin_pairs(mbutils.load_benchmark("gpqa").correct, 2.0)
+    assert len(pairs) > 1000
+    assert np.corrcoef(pairs["required"], pairs["rule"])[0, 1] > 0.99
+
+
+def test_the_size_for_a_share_brings_that_share_of_the_bin_to_the_target():
+    """The guidance worked example (GPQA, a 2-point gap, 80% agreement): at the recommended size at least
+    80% of the bin's pairs reach 0.8 agreement, recomputed pair by pair from the exact power, and it is
+    the smallest such size; the planner's bin-average size leaves many of them short."""
+    bench = mbutils.load_benchmark("gpqa")
+    pairs = bin_pairs(bench.correct, 2.0)
+    k = size_for_share(pairs, 0.8)
+    power = agreement_probability(pairs["a_only"].to_numpy(), pairs["b_only"].to_numpy(), bench.n_items, k)
+    assert np.mean(power >= 0.8) >= 0.8
+    assert share_reaching(pairs, k - 1) < 0.8
+    planner = mbutils.plan(bench, gap=2.0, threshold=0.8, truth="full").random_size
+    assert planner < k and share_reaching(pairs, planner) < 0.8
