@@ -11,14 +11,14 @@ names below (imported on first use, so ``import mbutils`` stays cheap):
 [['random', 10], ['random', 25], ['anchor_points', 10], ['anchor_points', 25]]
 
 Everything in ``__all__`` is the stable contract; other modules are the package's own
-workings and may change.
+workings and may change. The selector classes in it are those the selectors' registry holds
+(each joins by one ``@register`` declaration), read when ``__all__`` or a class is first asked for.
 """
 
 from mbutils.base.version import __version__  # noqa: E402  (the one literal lives in the base layer)
 
-from mbutils.data.datapath import pin_environment as _pin_data_path  # noqa: E402
-
-_pin_data_path()  # relative MBUTILS_DATA entries mean the folder they were typed in, for every child process
+# relative MBUTILS_DATA entries mean folders of the directory the package is imported in (the environment is left as is)
+from mbutils.data import datapath as _datapath  # noqa: E402,F401
 
 from mbutils.data.benchmark import Benchmark  # noqa: E402
 
@@ -43,6 +43,21 @@ _PUBLIC = {
     "SourceData": ("methods.selectors", "SourceData"),
     "MicroBenchmark": ("methods.selectors", "MicroBenchmark"),
     "MbutilsError": ("base.errors", "MbutilsError"),
+    **{error: ("base.errors", error) for error in ("BundleError", "ProtocolError", "SelectorError", "ResultsError",
+                                                   "BookError", "ChapterError", "CacheError")},
+    "register": ("methods.selectors.registry", "register"),
+    # the bundle round trip: simulate a benchmark, save it as a bundle folder, load and validate it
+    "BenchmarkSpec": ("data.synthetic_spec", "BenchmarkSpec"),
+    "simulate": ("data.synthetic", "simulate"),
+    "save_bundle": ("data.bundle.write", "save_bundle"),
+    "load_bundle": ("data.bundle.read", "load_bundle"),
+    "validate_bundle": ("data.bundle.read", "validate_bundle"),
+    # the types the functions above return
+    "Plan": ("evaluate.planning", "Plan"),
+    "AuditReport": ("evaluate.auditing", "AuditReport"),
+    "BuiltMicro": ("micro.build", "BuiltMicro"),
+    "Card": ("micro.build", "Card"),
+    "MicroFolder": ("micro.folder", "MicroFolder"),
     # tools the chapters use and a reader can reuse: paired comparisons, the exact planner, IRT and DPP pieces
     "compare_selectors": ("evaluate.paired", "compare_selectors"),
     "agreement_probability": ("evaluate.planning_probability", "agreement_probability"),
@@ -57,14 +72,14 @@ _PUBLIC = {
     "ks_distance": ("data.synthetic_compare", "ks_distance"),
     "split_half_reliability": ("data.synthetic_compare", "split_half_reliability"),
 }
-_SELECTOR_CLASSES = ("RandomSampling", "SubtaskEqual", "SubtaskProportional", "RandomDifference", "RandomRegression",
-                     "ConfidenceStratified",
-                     "Diversity", "DiversityWeighted", "AnchorPoints", "AnchorPointsBinary", "TinyBenchmarks",
-                     "TinyBenchmarksIRT", "TinyBenchmarksPIRT", "TinyBenchmarksGPIRT", "AdaptiveFisher",
-                     "AdaptiveRandomesque", "AdaptivePIRT")
-_PUBLIC.update({name: ("methods.selectors", name) for name in _SELECTOR_CLASSES})
 
-__all__ = ["Benchmark", "__version__", *_PUBLIC]
+
+def _selector_classes() -> dict[str, tuple[str, str]]:
+    """The shipped selector classes, public too: read from the selectors' registry (one declaration per
+    class, ``@register``), on first use, since reading it imports every family."""
+    from mbutils.methods.selectors.registry import selector_classes
+
+    return {cls.__name__: (cls.__module__.removeprefix(f"{__name__}."), cls.__name__) for cls in selector_classes()}
 
 
 #: Names retired for one release (see mbutils.base.vocabulary): served with a FutureWarning.
@@ -77,10 +92,17 @@ def __getattr__(name: str):
         from mbutils.base.vocabulary import retired_names
 
         return retired_names(__name__, _RETIRED, __getattr__)(name)
-    if name in _PUBLIC:
+    if name == "__all__":
+        value = ["Benchmark", "__version__", *_PUBLIC, *_selector_classes()]
+        globals()[name] = value
+        return value
+    if name.startswith("__"):  # a dunder (copy, pickle and doctest probe them) is never a public name
+        raise AttributeError(f"module 'mbutils' has no attribute {name!r}")
+    home = _PUBLIC.get(name) or _selector_classes().get(name)
+    if home is not None:
         from importlib import import_module
 
-        module, attribute = _PUBLIC[name]
+        module, attribute = home
         value = getattr(import_module(f"{__name__}.{module}"), attribute)
         globals()[name] = value
         return value
@@ -88,4 +110,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_PUBLIC))
+    return sorted(set(globals()) | set(__getattr__("__all__")))

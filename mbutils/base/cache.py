@@ -267,7 +267,7 @@ def _clear_micro(others: list[Path]) -> tuple[int, list[Path]]:
     is gone; a write still going is left alone. Returns (folders removed, ``others`` without the files
     the cache wrote): a file in such a folder that is not of the layout, or a link, is left and stays
     reported."""
-    from mbutils.base.folders import _alive
+    from mbutils.base.folders import process_alive
 
     root = cache_root()
     base = root / MICRO
@@ -284,7 +284,7 @@ def _clear_micro(others: list[Path]) -> tuple[int, list[Path]]:
                 path.unlink(missing_ok=True)
                 ours.add(path)
             continue
-        if not path.is_dir() or (work and _alive(int(work["pid"]))):
+        if not path.is_dir() or (work and process_alive(int(work["pid"]))):
             if work and path.is_dir():  # a write in progress: its files are the cache's, not another's
                 ours.update(p for p in others if path in p.parents)
             continue

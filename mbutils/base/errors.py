@@ -1,7 +1,10 @@
-"""Exceptions that carry a message meant for people, not a traceback.
+"""Exceptions that carry a message meant for people, not a traceback: every exception class of the package.
 
 The command line prints ``str(error)`` of any :class:`MbutilsError` and exits 1,
 so every message must say what is wrong, where (file, row, column) and what to do.
+Every exception class of mbutils is defined here, in the lowest layer, so any module may raise
+or catch any of them without importing the module that raises it (tests/project checks this);
+a module that raises one imports it from here, and some also offer it under their own name.
 """
 
 from __future__ import annotations
@@ -62,3 +65,47 @@ class ChapterError(MbutilsError, RuntimeError):
 
 class CacheError(MbutilsError, OSError):
     """The result cache cannot be used, or a path would leave it."""
+
+
+# -- the errors of one part of the package (raised there; each module imports its own from here) --------
+
+
+class StatementError(BundleError):
+    """A statement of the bundle's harness documents that cannot be used, located: ``file`` (items.csv or
+    provenance.json), ``location`` (the key, or the items and column) and ``what`` (the fault, what to do)."""
+
+    def __init__(self, message: str, file: str = "", location: str = "", what: str = ""):
+        super().__init__(message)
+        self.file, self.location, self.what = file, location, what
+
+
+class IRTError(MbutilsError, ValueError):
+    """The data or parameters cannot be used to fit or apply an IRT model."""
+
+
+class SelectorContractError(AssertionError):
+    """A selector that breaks the contract (an ``AssertionError``, so a test reports it as a failure)."""
+
+
+class ScoreError(MbutilsError, ValueError):
+    """New results that cannot be scored with this micro-benchmark."""
+
+
+class MicroFolderError(MbutilsError, ValueError):
+    """A micro-benchmark folder that cannot be written or read."""
+
+
+class NotDocuments(BundleError):
+    """The chosen items name no lm-eval documents: the micro-benchmark has no harness export."""
+
+
+class ShippedError(MbutilsError, ValueError):
+    """A shipped micro-benchmark that does not exist or cannot be used."""
+
+
+class PaperResultsError(MbutilsError, LookupError):
+    """The paper's result tables are absent or not in the expected shape."""
+
+
+class ChapterParameterError(ChapterError):
+    """A parameter value a chapter cannot use, refused before its kernel starts (exit status 2)."""

@@ -13,7 +13,8 @@ from typing import Callable, Iterable
 from mbutils.base.errors import MbutilsError
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (another user's process counts as running)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -33,7 +34,7 @@ def clear_stale(parent: Path, prefix: str) -> None:
         return
     for path in parent.glob(f"{prefix}*"):
         pid, _, rest = path.name[len(prefix):].partition("-")
-        if pid.isdigit() and rest and path.is_dir() and not path.is_symlink() and not _alive(int(pid)):
+        if pid.isdigit() and rest and path.is_dir() and not path.is_symlink() and not process_alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
 
 

@@ -58,7 +58,8 @@ def name_list(value, what: str = "selectors") -> list[str] | None:
     return out
 
 
-def _opt_int(value, what: str) -> int | None:
+def optional_int(value, what: str) -> int | None:
+    """A whole-number parameter, or ``None`` when it is unset (``None``, ``""``, ``"none"``, ``"profile"``)."""
     if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "profile")):
         return None
     return _whole(value, what)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from mbutils.data.catalogue import BENCHMARKS, GPQA_SIZES, PAPER_SIZES
 from mbutils.base.errors import BookError
 from mbutils.base.validation import check_choice
+from mbutils.methods.selectors.registry import names_with_role
 
 
 PROFILE_ENV = "MBUTILS_PROFILE"
@@ -27,8 +28,7 @@ PAPER_SOURCES = (10, 50, 100, 150, 200, 250, 300)
 
 
 #: The six methods of the paper's figures, in legend order.
-PAPER_SELECTORS = ("random", "subtask_equal", "confidence_stratified", "diversity",
-                   "anchor_points", "tinybenchmarks")
+PAPER_SELECTORS = names_with_role("paper")  # the registry's names of role "paper", read when used
 
 
 @dataclass(frozen=True)

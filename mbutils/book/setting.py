@@ -24,7 +24,7 @@ from mbutils.methods.runs import choose, run_data
 from mbutils.methods.selectors.spec import as_selector
 from mbutils.book.display import admonition, glue, show, table
 from mbutils.book.escaping import literal
-from mbutils.book.params import _opt_int, int_list, name_list, parse_cases, reader_parameters
+from mbutils.book.params import int_list, name_list, optional_int, parse_cases, reader_parameters
 from mbutils.base.names import count_noun, target_set_label
 from mbutils.base.validation import check_choice
 
@@ -231,7 +231,7 @@ def _reader_overrides(given: dict) -> dict:
         if key not in passed:
             continue
         try:
-            theirs = parse.get(key, _opt_int)(passed[key], key)
+            theirs = parse.get(key, optional_int)(passed[key], key)
         except BookError:
             continue
         if theirs == value:
@@ -253,9 +253,9 @@ def configure(data: str, *, sizes=None, runs=None, sources=None, targets=None, s
     _quiet_tqdm()
     profile = profile or profile_name()
     check_choice(profile, PROFILES, "profile", BookError)
-    sizes_l, runs_i = int_list(sizes), _opt_int(runs, "runs")
-    sources_i, targets_i = _opt_int(sources, "sources"), _opt_int(targets, "targets")
-    counts_l, counts_runs = int_list(source_counts, "source_counts"), _opt_int(source_runs, "source_runs")
+    sizes_l, runs_i = int_list(sizes), optional_int(runs, "runs")
+    sources_i, targets_i = optional_int(sources, "sources"), optional_int(targets, "targets")
+    counts_l, counts_runs = int_list(source_counts, "source_counts"), optional_int(source_runs, "source_runs")
     target_set = None if target_set in (None, "", "None") else str(target_set)
     choice = resolve_data(data, missing=missing, target_set=target_set)
     bench = choice.benchmark
@@ -280,10 +280,10 @@ def configure(data: str, *, sizes=None, runs=None, sources=None, targets=None, s
     source_size = spec.source_size if spec.source_size in chosen else min(spec.source_size, max(chosen))
     return Setting(
         data=choice, profile=profile, sizes=chosen,
-        protocol=Protocol(n_sources=n_sources, n_targets=n_targets, n_runs=runs_i or spec.runs, seed=_opt_int(seed, "seed") or 0,
+        protocol=Protocol(n_sources=n_sources, n_targets=n_targets, n_runs=runs_i or spec.runs, seed=optional_int(seed, "seed") or 0,
                           target_set=target_set),
         source_counts=sorted(counts), source_runs=counts_runs or min(spec.source_runs, runs_i or spec.source_runs),
-        source_size=source_size, jobs=_opt_int(jobs, "jobs") or default_jobs(), overrides=overrides,
+        source_size=source_size, jobs=optional_int(jobs, "jobs") or default_jobs(), overrides=overrides,
         pool_fitted=fitted, dropped_sizes=dropped,
     )
 

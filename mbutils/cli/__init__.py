@@ -23,7 +23,7 @@ from pathlib import Path
 from mbutils.base.errors import MbutilsError
 from mbutils.base.version import __version__
 from mbutils.cli import bundles, chapters, experiments, micro, shipped
-from mbutils.cli.common import _Formatter
+from mbutils.cli.common import Formatter
 
 REPORT = ("this is a bug in mbutils: please report it on the project's issue tracker with the command "
           "you ran")
@@ -40,22 +40,22 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show the full traceback of an unexpected error")
     parser = argparse.ArgumentParser(prog=prog or program_name(), description=DESCRIPTION,
-                                     formatter_class=_Formatter)
+                                     formatter_class=Formatter)
     parser.add_argument("--version", action="version", version=f"mbutils {__version__}")
     parser.add_argument("--debug", action="store_true", default=False,
                         help="show the full traceback of an unexpected error")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands (COMMAND --help for each one's options)")
     # in the order of the commands' list in --help
-    experiments._experiment_parser(sub, common)
-    experiments._table_parsers(sub, common)
-    bundles._validate_parser(sub, common)
-    micro._micro_parsers(sub, common)
-    shipped._shipped_parser(sub, common)
-    bundles._data_parser(sub, common)
-    bundles._import_parser(sub, common)
-    chapters._chapter_parsers(sub, common)
-    bundles._cache_parser(sub, common)
+    experiments.experiment_parser(sub, common)
+    experiments.table_parsers(sub, common)
+    bundles.validate_parser(sub, common)
+    micro.micro_parsers(sub, common)
+    shipped.shipped_parser(sub, common)
+    bundles.data_parser(sub, common)
+    bundles.import_parser(sub, common)
+    chapters.chapter_parsers(sub, common)
+    bundles.cache_parser(sub, common)
     return parser
 
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 from mbutils.base.errors import MbutilsError, ResultsError
 from mbutils.base.folders import check_output_folder
-from mbutils.cli.common import _Formatter
+from mbutils.cli.common import Formatter
 
 
-def _validate_parser(sub, common) -> None:
-    p = sub.add_parser("validate", parents=[common], formatter_class=_Formatter,
+def validate_parser(sub, common) -> None:
+    """The ``validate`` command: check a bundle and explain each problem."""
+    p = sub.add_parser("validate", parents=[common], formatter_class=Formatter,
                        help="check a bundle and explain every problem found")
     p.add_argument("bundle", help="bundle name on the data path or a folder")
     p.set_defaults(func=cmd_validate)
@@ -41,8 +42,9 @@ def cmd_validate(args) -> int:
     return 0
 
 
-def _data_parser(sub, common) -> None:
-    p = sub.add_parser("data", parents=[common], formatter_class=_Formatter,
+def data_parser(sub, common) -> None:
+    """The ``data`` command: list the bundles on the data path, or show one."""
+    p = sub.add_parser("data", parents=[common], formatter_class=Formatter,
                        help="list the bundles on the data path, or show one")
     p.add_argument("action", nargs="?", choices=["list", "show"], default="list",
                    help="list every bundle, or show one in detail")
@@ -71,8 +73,9 @@ def cmd_data(args) -> int:
     return 0
 
 
-def _import_parser(sub, common) -> None:
-    p = sub.add_parser("import", parents=[common], formatter_class=_Formatter,
+def import_parser(sub, common) -> None:
+    """The ``import`` command: lm-evaluation-harness logs or leaderboard details into a bundle."""
+    p = sub.add_parser("import", parents=[common], formatter_class=Formatter,
                        help="turn lm-evaluation-harness logs or leaderboard details into a bundle")
     p.add_argument("format", choices=["lm-eval", "leaderboard"], help="where the results come from")
     p.add_argument("paths", nargs="*", help="lm-eval: samples_*.jsonl files or folders holding them")
@@ -149,10 +152,11 @@ def cmd_import(args) -> int:
     return _save_imported(bench, args.out, args.quiet, args.force)
 
 
-def _cache_parser(sub, common) -> None:
+def cache_parser(sub, common) -> None:
+    """The ``cache`` command: list or clear the cached results and synthetic bundles."""
     from mbutils.base.cache import KINDS
 
-    p = sub.add_parser("cache", parents=[common], formatter_class=_Formatter,
+    p = sub.add_parser("cache", parents=[common], formatter_class=Formatter,
                        help="list or clear cached results and synthetic bundles")
     p.add_argument("action", choices=["list", "clear"], help="list the entries, or remove them")
     p.add_argument("--kind", choices=KINDS, default=None, help="only this kind of entry (default: every kind)")

@@ -6,12 +6,13 @@ import json
 import sys
 from pathlib import Path
 
-from mbutils.base.errors import MbutilsError
-from mbutils.cli.common import _Formatter, _refuse_existing, count
+from mbutils.base.errors import ChapterParameterError, MbutilsError
+from mbutils.cli.common import Formatter, count, refuse_existing
 
 
-def _chapter_parsers(sub, common) -> None:
-    p = sub.add_parser("run-chapter", parents=[common], formatter_class=_Formatter,
+def chapter_parsers(sub, common) -> None:
+    """The book's commands: run-chapter, notebook, book and book-pdf."""
+    p = sub.add_parser("run-chapter", parents=[common], formatter_class=Formatter,
                        help="execute a chapter of the book on other data or settings")
     p.add_argument("chapter", nargs="?", help="chapter name (e.g. bench_gpqa) or path of its .md (or .ipynb)")
     p.add_argument("--list", action="store_true",
@@ -27,7 +28,7 @@ def _chapter_parsers(sub, common) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run_chapter)
 
-    p = sub.add_parser("notebook", parents=[common], formatter_class=_Formatter,
+    p = sub.add_parser("notebook", parents=[common], formatter_class=Formatter,
                        help="write a chapter as an .ipynb notebook (for papermill or Jupyter)")
     p.add_argument("chapter", help="chapter name (e.g. bench_gpqa) or path of its .md, or 'all' (every chapter)")
     p.add_argument("--out", default=None, help="notebook file or folder (default: ./CHAPTER.ipynb; all: .)")
@@ -36,7 +37,7 @@ def _chapter_parsers(sub, common) -> None:
                    help="open with the cell that installs mbutils where it is missing (Colab)")
     p.set_defaults(func=cmd_notebook)
 
-    p = sub.add_parser("book", parents=[common], formatter_class=_Formatter,
+    p = sub.add_parser("book", parents=[common], formatter_class=Formatter,
                        help="build the book strictly: the default, students' or instructors' copy",
                        description="Build the book with jupyter-book build -W -n --keep-going. The students' "
                        "copy has no solutions (nor any source download holding them); the instructors' shows "
@@ -53,7 +54,7 @@ def _chapter_parsers(sub, common) -> None:
                    help="write only the copy's notebooks and their zip (seconds; no HTML build)")
     p.set_defaults(func=cmd_book)
 
-    p = sub.add_parser("book-pdf", parents=[common], formatter_class=_Formatter,
+    p = sub.add_parser("book-pdf", parents=[common], formatter_class=Formatter,
                        help="print the built book into one PDF (Chromium), chapters in toc order",
                        description="Print the built book into one PDF (Chromium), chapters in toc order, and say "
                        "in one line how many pages it has, its size and where it is. Written beside the front page "
@@ -96,7 +97,6 @@ def cmd_run_chapter(args) -> int:
     (as a malformed command line is), any other refusal with 1."""
     _need_book_packages("run-chapter")
     from mbutils.publish.chapters import chapter_path, run_chapter
-    from mbutils.publish.preflight import ChapterParameterError
 
     if args.list:
         if args.chapter or args.param:
@@ -109,7 +109,7 @@ def cmd_run_chapter(args) -> int:
     pages = [Path(args.out) / f"{stem}{suffix}" for suffix in (".html", ".ipynb")]
     existed = [page for page in pages if page.exists()]
     for page in existed:
-        _refuse_existing(page, args.force, "--out folder")
+        refuse_existing(page, args.force, "--out folder")
     try:
         html = run_chapter(args.chapter, dict(args.param), args.out, profile=args.profile, timeout=args.timeout,
                            progress=not args.quiet, preflight=True)
@@ -131,7 +131,7 @@ def cmd_notebook(args) -> int:
         if out.suffix == ".ipynb":
             raise MbutilsError("notebook all: --out must be a folder")
         for name in chapter_names():
-            _refuse_existing(out / f"{name}.ipynb", args.force, "--out folder")
+            refuse_existing(out / f"{name}.ipynb", args.force, "--out folder")
         out.mkdir(parents=True, exist_ok=True)
         for name in chapter_names():
             to_notebook(name, out / f"{name}.ipynb", launch=args.launch)
@@ -139,7 +139,7 @@ def cmd_notebook(args) -> int:
         return 0
     out = Path(args.out) if args.out else Path(f"{chapter_path(args.chapter).stem}.ipynb")
     replacing = out.exists()
-    _refuse_existing(out, args.force)
+    refuse_existing(out, args.force)
     print(f"wrote {to_notebook(args.chapter, out, launch=args.launch)}", file=sys.stderr)
     if replacing:
         print(f"note: replaced the existing {out}", file=sys.stderr)
@@ -172,7 +172,7 @@ def cmd_book_pdf(args) -> int:
     _need_book_packages("book-pdf")
     from mbutils.publish.publish import book_pdf
 
-    _refuse_existing(Path(args.out), args.force)
+    refuse_existing(Path(args.out), args.force)
     report = book_pdf(args.html, args.out)
     if args.verbose:
         print(json.dumps(report, indent=1))  # per document: pages, figures, narrowest figure / text column, equations

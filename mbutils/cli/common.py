@@ -21,7 +21,7 @@ MAX_SEED = 2**63 - 1
 
 # -- option values: checked at the boundary, with the validation helpers' wording --------------------
 
-def _number(text: str):
+def as_number(text: str):
     """The text as an int or float when it is one, else the text (so the check names it)."""
     for kind in (int, float):
         try:
@@ -35,7 +35,7 @@ def _option(check, what: str, **bounds):
     """An argparse type that parses a number and range-checks it; failures are usage errors (exit 2)."""
     def parse(text: str):
         try:
-            return check(_number(text.strip()), what, **bounds)
+            return check(as_number(text.strip()), what, **bounds)
         except MbutilsError as err:
             raise argparse.ArgumentTypeError(str(err)) from None
 
@@ -51,14 +51,16 @@ def number(what: str, **bounds):
     return _option(check_number, what, **bounds)
 
 
-def _workers(text: str) -> int:
+def workers(text: str) -> int:
+    """An argparse type: a number of workers (``-1``: every core)."""
     try:
-        return check_workers(_number(text.strip()), "jobs")
+        return check_workers(as_number(text.strip()), "jobs")
     except MbutilsError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def _sizes(text: str) -> list[int]:
+def size_list(text: str) -> list[int]:
+    """An argparse type: comma-separated sizes, at least one, each a positive count."""
     parse = count("size")
     sizes = [parse(x) for x in text.split(",") if x.strip()]
     if not sizes:
@@ -66,7 +68,8 @@ def _sizes(text: str) -> list[int]:
     return sizes
 
 
-def _names(what: str):
+def names(what: str):
+    """An argparse type for a comma-separated list of names, each checked."""
     def parse(text: str) -> list[str]:
         try:
             return check_names(text.split(","), what)
@@ -85,7 +88,7 @@ BOOTSTRAP = count("bootstrap resamples", high=100_000)
 
 # -- options several commands take ---------------------------------------------------------------
 
-class _Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+class Formatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
     """Every option's help states its default once: argparse's ``(default: X)`` is added unless the
     help says it already (the word "default"), or there is none to state (``None``: the option is
     simply not given). Descriptions keep their line breaks."""
@@ -118,19 +121,22 @@ def add_retired_option(p, old: str, new: str, **kwargs) -> None:
                    help=argparse.SUPPRESS, **kwargs)
 
 
-def _add_protocol(p, what: str = "the experiment") -> None:
+def add_protocol(p, what: str = "the experiment") -> None:
+    """The protocol's options: runs, sources, targets and the root seed."""
     p.add_argument("--runs", type=count("runs", high=MAX_RUNS), default=50, help=f"runs of {what}")
     p.add_argument("--sources", type=count("sources"), default=300, help="source models per run")
     p.add_argument("--targets", type=count("targets", low=2), default=50, help="target models per run")
     p.add_argument("--seed", type=SEED, default=0, help="root seed of every random draw")
 
 
-def _add_missing(p) -> None:
+def add_missing(p) -> None:
+    """The ``--missing`` option: what to do with models or items that have empty cells."""
     p.add_argument("--missing", choices=list(MISSING_CHOICES), default="error",
                    help="what to do with models/items that have missing cells")
 
 
-def _add_mdad_options(p, ci_choices: list[str], ci_default: str) -> None:
+def add_mdad_options(p, ci_choices: list[str], ci_default: str) -> None:
+    """The options of the MDAD and its interval: threshold, bin width, tie rule, method, interval and resamples."""
     p.add_argument("--threshold", type=THRESHOLD, default=0.8, help="agreement the MDAD must reach, in (0, 1]")
     p.add_argument("--bin-width", type=BIN_WIDTH, default=0.5, help="gap bin width in accuracy points (0.01-100)")
     p.add_argument("--tie-rule", choices=["paper", "exclude"], default="paper",
@@ -168,7 +174,7 @@ def _read_results(path: str) -> pd.DataFrame:
                            f"{str(err).splitlines()[0][:200] if str(err) else ''})") from None
 
 
-def _whole_results(path: str, args) -> pd.DataFrame:
+def whole_results(path: str, args) -> pd.DataFrame:
     """A results table to score: refused when runs or sizes are missing, unless --allow-partial (then
     a note says so on stderr, and in a markdown table's output)."""
     from mbutils.evaluate.completeness import check_complete
@@ -186,14 +192,14 @@ def _whole_results(path: str, args) -> pd.DataFrame:
     return table
 
 
-def _say_partial(args) -> None:
+def say_partial(args) -> None:
     """The partial-results note in a markdown output too (a CSV output stays a plain table)."""
     note = getattr(args, "partial_note", "")
     if note and getattr(args, "format", "") == "markdown":
         sys.stdout.write(f"\n> Note: {note}.\n")
 
 
-def _bundle_folder(data: str) -> Path | None:
+def bundle_folder_of(data: str) -> Path | None:
     """The folder a --data value names, when it names one (synthetic stand-ins have none)."""
     from mbutils.data.bundle import find_bundle
 
@@ -203,13 +209,13 @@ def _bundle_folder(data: str) -> Path | None:
         return None
 
 
-def _refuse_existing(path: Path, force: bool, what: str = "--out") -> None:
+def refuse_existing(path: Path, force: bool, what: str = "--out") -> None:
     """An existing output is replaced only when the command line says so."""
     if path.exists() and not force:
         raise MbutilsError(f"{path} exists; pass --force to replace it, or give another {what}")
 
 
-def _check_out(out: str, inputs=(), force: bool = False) -> Path:
+def check_results_out(out: str, inputs=(), force: bool = False) -> Path:
     """Refuse an unusable output path before any work is done (one of the inputs included)."""
     path = Path(out)
     check_not_input(path, inputs, ResultsError)
@@ -221,16 +227,16 @@ def _check_out(out: str, inputs=(), force: bool = False) -> Path:
         raise ResultsError(f"{out} exists and is not a regular file; give another output file")
     if not path.parent.is_dir():
         raise ResultsError(f"{out}: the folder {path.parent} does not exist")
-    _refuse_existing(path, force)
+    refuse_existing(path, force)
     if path.suffix == ".csv":
         from mbutils.base.provenance import sidecar_path
 
         check_not_input(sidecar_path(path), inputs, ResultsError)
-        _refuse_existing(sidecar_path(path), force, "--out (a CSV keeps its provenance in that file beside it)")
+        refuse_existing(sidecar_path(path), force, "--out (a CSV keeps its provenance in that file beside it)")
     return path
 
 
-def _write_table(table: pd.DataFrame, out: str, force: bool) -> None:
+def write_table(table: pd.DataFrame, out: str, force: bool) -> None:
     """Write the whole table or nothing; say so when an existing file is replaced (``force``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -239,7 +245,7 @@ def _write_table(table: pd.DataFrame, out: str, force: bool) -> None:
     from mbutils.base.provenance import parquet_metadata, sidecar_path, sidecar_text
     from mbutils.base.tables import csv_safe
 
-    path = _check_out(out, force=force)
+    path = check_results_out(out, force=force)
     replacing = path.exists()
 
     def parquet(tmp: Path) -> None:
@@ -261,7 +267,7 @@ def _write_table(table: pd.DataFrame, out: str, force: bool) -> None:
         print(f"note: replaced the existing {out}", file=sys.stderr)
 
 
-def _check_target_set(name: str | None) -> None:
+def check_target_set(name: str | None) -> None:
     """An empty --target-set is a mistake, not 'no target set'."""
     if name is not None and not name.strip():
         raise ResultsError("--target-set is empty; name a target set of the bundle, or leave the option out")

@@ -2,34 +2,55 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-from mbutils.cli.common import (MISSING_CHOICES, SEED, _add_mdad_options, _add_missing, _add_protocol,
-                                _bundle_folder, _check_out, _check_target_set, _Formatter, _names, _say_partial,
-                                _sizes, _whole_results, _workers, _write_table, number)
+from mbutils.cli.common import (MISSING_CHOICES, SEED, Formatter, add_mdad_options, add_missing, add_protocol,
+                                bundle_folder_of, check_results_out, check_target_set, names, number, say_partial,
+                                size_list, whole_results, workers, write_table)
 
 
-def _experiment_parser(sub, common) -> None:
-    p = sub.add_parser("experiment", parents=[common], formatter_class=_Formatter,
+class RegisteredSelectors(argparse.Action):
+    """``--selectors``: its help lists the registry's names (:func:`mbutils.methods.selectors.selector_names`),
+    read when the help is printed, so building the parser does not load the selectors. An unknown name is
+    refused by the experiment, which lists the names (exit status 1, as every request the data cannot serve)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+
+    @property
+    def help(self) -> str:
+        from mbutils.methods.selectors.registry import selector_names
+
+        return f"comma-separated names, of: {', '.join(selector_names())}"
+
+    @help.setter
+    def help(self, value) -> None:  # argparse sets help=; the registry's list stands instead
+        pass
+
+
+def experiment_parser(sub, common) -> None:
+    """The ``experiment`` command: run selectors x sizes x runs and write the results table."""
+    p = sub.add_parser("experiment", parents=[common], formatter_class=Formatter,
                        help="run selectors x sizes x runs on a bundle", description="Run selectors x sizes x "
                        "runs on a bundle and write the tidy results table (with its provenance).")
     p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
-    p.add_argument("--selectors", type=_names("selectors"), default=["random"], help="comma-separated names")
-    p.add_argument("--sizes", type=_sizes, default=[10, 25, 50, 100, 200],
+    p.add_argument("--selectors", type=names("selectors"), default=["random"], action=RegisteredSelectors)
+    p.add_argument("--sizes", type=size_list, default=[10, 25, 50, 100, 200],
                    help="comma-separated micro-benchmark sizes (items)")
-    _add_protocol(p)
+    add_protocol(p)
     p.add_argument("--target-set", default=None, help="named target set from target_sets.json")
     p.add_argument("--frontier", type=number("frontier", low=0, high=1, low_open=True, high_open=True), default=None,
                    help="frontier split: targets from this strongest share of the models, sources from the "
                         "models weaker than all of them (e.g. 0.2)")
-    p.add_argument("--jobs", type=_workers, default=1,
+    p.add_argument("--jobs", type=workers, default=1,
                    help="processes that compute, this one included with loky (-1: all cores; "
                         "never more than runs or cores)")
     p.add_argument("--backend", choices=["loky", "threading", "sequential", "dask", "ray"], default="loky",
                    help="how runs are spread over workers (dask/ray need requirements-scale.txt)")
     p.add_argument("--scheduler", default=None,
                    help="address of a running Dask scheduler or Ray cluster (default: start a local one)")
-    _add_missing(p)
+    add_missing(p)
     p.add_argument("--no-cache", action="store_true", help="recompute even if cached")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", required=True, help="results file (.parquet or .csv)")
@@ -54,8 +75,8 @@ def cmd_experiment(args) -> int:
     from mbutils.methods.experiment import run_experiment
     from mbutils.methods.protocol import Protocol
 
-    _check_out(args.out, [_bundle_folder(args.data)], args.force)
-    _check_target_set(args.target_set)
+    check_results_out(args.out, [bundle_folder_of(args.data)], args.force)
+    check_target_set(args.target_set)
     bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
     protocol = Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs,
                         seed=args.seed, target_set=args.target_set, frontier=args.frontier)
@@ -63,25 +84,26 @@ def cmd_experiment(args) -> int:
                              backend=args.backend, use_cache=not args.no_cache,
                              progress=not args.quiet, scheduler=args.scheduler)
     _note_confidence_fallback(bench, args.selectors)
-    _write_table(results, args.out, args.force)
+    write_table(results, args.out, args.force)
     if not args.quiet:
         print(f"wrote {len(results):,} rows to {args.out}", file=sys.stderr)
     return 0
 
 
-def _table_parsers(sub, common) -> None:
-    p = sub.add_parser("mdad", parents=[common], formatter_class=_Formatter,
+def table_parsers(sub, common) -> None:
+    """The commands that read results tables: mdad, summary and combine."""
+    p = sub.add_parser("mdad", parents=[common], formatter_class=Formatter,
                        help="MDAD with confidence intervals per selector x size")
     p.add_argument("results", help="results table of one experiment (.parquet or .csv)")
     p.add_argument("--split", choices=["seen", "unseen"], default="seen", help="which half is the truth")
-    _add_mdad_options(p, ["pairs", "runs", "none"], "pairs")
+    add_mdad_options(p, ["pairs", "runs", "none"], "pairs")
     p.add_argument("--seed", type=SEED, default=0, help="seed of the bootstrap")
     p.add_argument("--format", choices=["csv", "markdown"], default="csv", help="output format")
     p.add_argument("--allow-partial", action="store_true",
                    help="score results with runs or sizes missing (refused otherwise); the output says so")
     p.set_defaults(func=cmd_mdad)
 
-    p = sub.add_parser("summary", parents=[common], formatter_class=_Formatter,
+    p = sub.add_parser("summary", parents=[common], formatter_class=Formatter,
                        help="Kendall tau and estimation error per selector x size")
     p.add_argument("results", help="results table of one experiment (.parquet or .csv)")
     p.add_argument("--format", choices=["csv", "markdown"], default="csv", help="output format")
@@ -89,7 +111,7 @@ def _table_parsers(sub, common) -> None:
                    help="score results with runs or sizes missing (refused otherwise); the output says so")
     p.set_defaults(func=cmd_summary)
 
-    p = sub.add_parser("combine", parents=[common], formatter_class=_Formatter,
+    p = sub.add_parser("combine", parents=[common], formatter_class=Formatter,
                        help="join results of several experiments on purpose, numbering their runs apart",
                        description="Join the results tables of several experiments into one, on purpose: "
                        "the runs of each are renumbered after the previous one's, so no pairs are pooled by "
@@ -106,14 +128,14 @@ def cmd_mdad(args) -> int:
     from mbutils.evaluate.metrics import few_runs_warnings, mdad_table
     from mbutils.base.tables import render
 
-    table = mdad_table(_whole_results(args.results, args), threshold=args.threshold, split=args.split,
+    table = mdad_table(whole_results(args.results, args), threshold=args.threshold, split=args.split,
                        bin_width=args.bin_width, tie_rule=args.tie_rule, method=args.method,
                        ci=args.ci, n_boot=args.bootstrap, seed=args.seed)
     columns = ["selector", "size", "mdad", "ci_low", "ci_high", "n_pairs"]
     sys.stdout.write(render(table[columns], args.format))
     for line in few_runs_warnings(table):  # an interval from too few runs: said on stderr, the table unchanged
         print(line, file=sys.stderr)
-    _say_partial(args)
+    say_partial(args)
     return 0
 
 
@@ -121,18 +143,18 @@ def cmd_summary(args) -> int:
     from mbutils.evaluate.metrics import summary_table
     from mbutils.base.tables import render
 
-    sys.stdout.write(render(summary_table(_whole_results(args.results, args)), args.format))
-    _say_partial(args)
+    sys.stdout.write(render(summary_table(whole_results(args.results, args)), args.format))
+    say_partial(args)
     return 0
 
 
 def cmd_combine(args) -> int:
     from mbutils.base.provenance import combine
 
-    _check_out(args.out, args.results, args.force)
-    tables = [_whole_results(path, args) for path in args.results]
+    check_results_out(args.out, args.results, args.force)
+    tables = [whole_results(path, args) for path in args.results]
     combined = combine(tables, [str(path) for path in args.results])
-    _write_table(combined, args.out, args.force)
+    write_table(combined, args.out, args.force)
     print(f"wrote {len(combined):,} rows of {len(tables)} experiments ({combined['run'].nunique()} runs) "
           f"to {args.out}", file=sys.stderr)
     return 0

@@ -10,10 +10,10 @@ import pandas as pd
 
 from mbutils.base.errors import MbutilsError, ResultsError
 from mbutils.base.tables import mdad_text, upper_bound_text
-from mbutils.cli.common import (BIN_WIDTH, MAX_RUNS, MISSING_CHOICES, SEED, THRESHOLD, _add_mdad_options,
-                                _add_missing, _add_protocol, _bundle_folder, _check_out, _check_target_set,
-                                _Formatter, _number, _sizes, _whole_results, _workers, _write_table, add_retired_option,
-                                count, number)
+from mbutils.cli.common import (BIN_WIDTH, MAX_RUNS, MISSING_CHOICES, SEED, THRESHOLD, Formatter, add_mdad_options,
+                                add_missing, add_protocol, add_retired_option, as_number, bundle_folder_of,
+                                check_results_out, check_target_set, count, number, size_list, whole_results, workers,
+                                write_table)
 
 
 #: How FOLDER_OR_NAME is read (mbutils.micro.shipped.open_micro).
@@ -22,9 +22,9 @@ _NAME_RULE = ("a shipped name is the shipped micro-benchmark unless the working 
               "folder of that name does not shadow it; write ./NAME to mean the folder")
 
 
-def _micro_parsers(sub, common) -> None:
+def micro_parsers(sub, common) -> None:
     """plan, build-micro, score and audit, in this order (the order of the commands' list)."""
-    p = sub.add_parser("plan", parents=[common], formatter_class=_Formatter,
+    p = sub.add_parser("plan", parents=[common], formatter_class=Formatter,
                        help="how many items random sampling needs for a given gap and threshold")
     p.add_argument("--data", default=None, help="bundle name on the data path, synthetic-*, or a folder "
                    "(required unless --micro)")
@@ -49,17 +49,17 @@ def _micro_parsers(sub, common) -> None:
                    help="results of an experiment on this bundle to compare selectors (default: cache)")
     p.add_argument("--allow-partial", action="store_true",
                    help="score results with runs or sizes missing (refused otherwise); the output says so")
-    p.add_argument("--sizes", type=_sizes, default=None,
+    p.add_argument("--sizes", type=size_list, default=None,
                    help="sizes of the cached experiment to look up (default 10,25,50,100,200); with --pair: "
                    "the sizes to show (default a few up to N)")
-    _add_protocol(p, "the cached experiment to look up")
+    add_protocol(p, "the cached experiment to look up")
     p.add_argument("--bin-width", type=BIN_WIDTH, default=0.5, help="gap bin width in accuracy points (0.01-100)")
     p.add_argument("--tie-rule", choices=["paper", "exclude"], default="paper",
                    help="pairs tied on the truth: scored as the paper does, or left out")
-    _add_missing(p)
+    add_missing(p)
     p.set_defaults(func=cmd_plan)
 
-    p = sub.add_parser("build-micro", parents=[common], formatter_class=_Formatter,
+    p = sub.add_parser("build-micro", parents=[common], formatter_class=Formatter,
                        help="choose a micro-benchmark for use and write it as a folder",
                        description="Choose a k-item micro-benchmark from all items, learning from every model "
                        "of the bundle but those of --exclude-models, and write a folder: the items with their "
@@ -88,17 +88,17 @@ def _micro_parsers(sub, common) -> None:
     p.add_argument("--seed", type=SEED, default=0, help="seed of the selection, folds and protocol run")
     p.add_argument("--runs", type=count("runs", high=MAX_RUNS), default=20, help="runs of the card's protocol")
     p.add_argument("--threshold", type=THRESHOLD, default=0.8, help="agreement the card's MDAD must reach")
-    p.add_argument("--jobs", type=_workers, default=1, help="workers of the protocol run (-1: all cores)")
+    p.add_argument("--jobs", type=workers, default=1, help="workers of the protocol run (-1: all cores)")
     p.add_argument("--lm-eval-tasks", default=None,
                    help="folder of lm-eval task YAMLs to find the original tasks in (default: the installed "
                    "lm_eval, else <task>.yaml next to the exported YAML); a task it lacks, or a bundle with no "
                    "harness export, is an error")
     p.add_argument("--force", action="store_true", help="replace an existing non-empty --out")
-    _add_missing(p)
+    add_missing(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_build_micro)
 
-    p = sub.add_parser("score", parents=[common], formatter_class=_Formatter,
+    p = sub.add_parser("score", parents=[common], formatter_class=Formatter,
                        help="a new model's estimated accuracy, interval and distinguishable pool models",
                        description="Score new models with a micro-benchmark folder from their lm-eval "
                        "samples_*.jsonl logs (of the original task or of the exported micro tasks) or a "
@@ -122,7 +122,7 @@ def _micro_parsers(sub, common) -> None:
                    "(e.g. strict-match)")
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("audit", parents=[common], formatter_class=_Formatter,
+    p = sub.add_parser("audit", parents=[common], formatter_class=Formatter,
                        help="how well a given list of items ranks every pair of models")
     p.add_argument("--data", required=True, help="bundle name on the data path, synthetic-*, or a folder")
     p.add_argument("--items", required=True, help="one item per line, or a CSV with an item column")
@@ -133,10 +133,10 @@ def _micro_parsers(sub, common) -> None:
     p.add_argument("--truth", choices=["full", "rest"], default="full",
                    help="judge against all items, or against the items not in the list")
     p.add_argument("--target-set", default=None, help="only the models of this target set")
-    _add_mdad_options(p, ["models", "pairs", "none"], "models")
+    add_mdad_options(p, ["models", "pairs", "none"], "models")
     p.add_argument("--max-gap", type=number("max gap (points)", low=0, high=100, low_open=True), default=10.0,
                    help="widest gap shown in the curve")
-    _add_missing(p)
+    add_missing(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--out", default=None, help="also write the audit's results table (.parquet/.csv)")
     p.add_argument("--force", action="store_true", help="replace an existing --out")
@@ -154,7 +154,7 @@ def _results_of(bench, path: str, args) -> pd.DataFrame:
     """A results table given with --results, refused when another bundle produced it."""
     from mbutils.base.provenance import check_bundle
 
-    results = _whole_results(path, args)
+    results = whole_results(path, args)
     check_bundle(results, bench.content_hash, bench.name, path)
     unknown = sorted(set(results["model"].astype(str)) - set(map(str, bench.models)))
     if unknown:
@@ -230,7 +230,7 @@ def cmd_plan(args) -> int:
 
 def _param_value(text: str):
     """A --param value: a number, True/False/None, or the text itself."""
-    value = _number(text.strip())
+    value = as_number(text.strip())
     if isinstance(value, str):
         return {"true": True, "false": False, "none": None}.get(value.strip().lower(), value.strip())
     return value
@@ -292,7 +292,11 @@ def cmd_build_micro(args) -> int:
                        f"{mdad_text(card.random_mdad, unit=' points')} (the exact planner's prediction)"
                        + (f"; note: {card.note}" if card.note else ""))
     if card.choice:
-        print(f"selector auto: {card.choice['reason']}")
+        from mbutils.base.tables import render
+        from mbutils.micro.choice import choice_table
+
+        print(f"selector auto: {card.choice['reason']} The candidates:")
+        print(render(choice_table(card.choice).round(1), "markdown"))
     print(f"wrote {built.path}: {built.k} items of {bench.name} chosen by {built.selector} "
           f"(pool of {len(built.pool)} models); {reliability}")
     print(_export_line(built.path))
@@ -329,8 +333,8 @@ def cmd_audit(args) -> int:
     from mbutils.data.datasets import load_benchmark
 
     if args.out is not None:
-        _check_out(args.out, [args.items, args.weights or None, _bundle_folder(args.data)], args.force)
-    _check_target_set(args.target_set)
+        check_results_out(args.out, [args.items, args.weights or None, bundle_folder_of(args.data)], args.force)
+    check_target_set(args.target_set)
     if args.weights is not None and not args.weights.strip():
         raise ResultsError("--weights is empty; give a weights file, or leave the option out for a plain mean")
     bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
@@ -343,5 +347,5 @@ def cmd_audit(args) -> int:
                    progress=not args.quiet)
     sys.stdout.write(format_audit(report, max_gap=args.max_gap))
     if args.out is not None:
-        _write_table(report.results, args.out, args.force)
+        write_table(report.results, args.out, args.force)
     return 0

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import sys
 
-from mbutils.cli.common import _Formatter, _workers
+from mbutils.cli.common import Formatter, workers
 
 
-def _shipped_parser(sub, common) -> None:
-    p = sub.add_parser("micro", parents=[common], formatter_class=_Formatter,
+def shipped_parser(sub, common) -> None:
+    """The ``micro`` command: list, show and export the shipped micro-benchmarks."""
+    p = sub.add_parser("micro", parents=[common], formatter_class=Formatter,
                        help="the micro-benchmarks shipped with the package: list, show, export",
                        description="Micro-benchmarks of the shipped leaderboard bundles (GPQA, BBH, MMLU-Pro) at "
                        "two or three sizes, each built with the selector the book's paired noise rule finds most "
@@ -23,7 +24,7 @@ def _shipped_parser(sub, common) -> None:
                        "folder there is skipped.")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION",
                                help="list, show, export or rebuild the shipped micro-benchmarks")
-    one = actions.add_parser("list", parents=[common], formatter_class=_Formatter,
+    one = actions.add_parser("list", parents=[common], formatter_class=Formatter,
                              help="one line per shipped micro-benchmark",
                              description="One line per shipped micro-benchmark: its size, bundle and selector; its "
                              "MDAD (points) as measured in the card's protocol runs on the pool (with its 95% "
@@ -33,18 +34,18 @@ def _shipped_parser(sub, common) -> None:
                              "held-out models. --format json gives the same as mdad, ci_low, ci_high, runs, "
                              "random_mdad (the planner's prediction) and coverage.")
     one.add_argument("--format", choices=["text", "json"], default="text", help="output format")
-    one = actions.add_parser("show", parents=[common], formatter_class=_Formatter,
+    one = actions.add_parser("show", parents=[common], formatter_class=Formatter,
                              help="a shipped micro-benchmark's card in words (card.md)")
     one.add_argument("name", help="a name from `micro list`")
-    one = actions.add_parser("export", parents=[common], formatter_class=_Formatter,
+    one = actions.add_parser("export", parents=[common], formatter_class=Formatter,
                              help="write a shipped micro-benchmark as a folder (as build-micro writes one)")
     one.add_argument("name", help="a name from `micro list`")
     one.add_argument("--out", default=None, help="folder to write (new or empty; default ./NAME)")
     one.add_argument("--force", action="store_true", help="replace an existing micro-benchmark folder at --out")
-    one = actions.add_parser("rebuild", parents=[common], formatter_class=_Formatter,
+    one = actions.add_parser("rebuild", parents=[common], formatter_class=Formatter,
                              help="choose and store the shipped micro-benchmarks again (maintainers, in a clone)")
     one.add_argument("--bundle", action="append", default=None, help="only this bundle (repeatable)")
-    one.add_argument("--jobs", type=_workers, default=1, help="workers of the protocol runs (-1: all cores)")
+    one.add_argument("--jobs", type=workers, default=1, help="workers of the protocol runs (-1: all cores)")
     p.set_defaults(func=cmd_micro)
 
 

@@ -3,10 +3,14 @@
 The folders of ``MBUTILS_DATA`` come first (``os.pathsep`` separated, so a reader's own
 bundles win), then the repository's ``data/``, which ships the real results the book is
 about; an installed wheel has no repository, and its copy of the real bundles
-(``mbutils/data/shipped/``, written there by setup.py's build step) takes that place. Relative entries are made absolute once, when ``mbutils`` is imported, against the
-working directory of that moment, and written back to the environment: a chapter's kernel
-(which runs in ``chapters/``), a papermill run, the command line and the book then all read
-the same folders. This module imports nothing heavy, so the Sphinx hook may use it.
+(``mbutils/data/shipped/``, written there by setup.py's build step) takes that place.
+
+A relative entry means a folder of the working directory ``mbutils`` was imported in (the
+folder it was typed in), whatever the working directory later is; an entry set after the import
+means a folder of the working directory of the moment it is read. Importing the package changes
+no environment variable: a process that starts others which read the data path (a chapter's
+kernel, which runs in ``chapters/``; the book's build) gives them the absolute form,
+:func:`data_environment`. This module imports nothing heavy, so the Sphinx hook may use it.
 """
 
 from __future__ import annotations
@@ -37,19 +41,42 @@ class DataFolder:
         return str(self.path) if self.exists else f"{self.path} (does not exist)"
 
 
-def _entries(value: str) -> list[Path]:
-    return [Path(p.strip()).expanduser() for p in value.split(os.pathsep) if p.strip()]
+def _working_directory() -> Path | None:
+    try:
+        return Path.cwd()
+    except OSError:  # the folder was removed: relative entries then mean nothing but the current one
+        return None
+
+
+#: ``$MBUTILS_DATA`` and the working directory when the package was imported: relative entries of
+#: that value mean folders of that directory.
+_AT_IMPORT = (os.environ.get(ENV, ""), _working_directory())
+
+
+def env_folders() -> list[Path]:
+    """The folders of ``$MBUTILS_DATA``, in order and absolute (none when it is unset).
+
+    A relative entry is a folder of the working directory the package was imported in, when the
+    variable still holds the value it held then; else of the current working directory."""
+    value = os.environ.get(ENV, "")
+    base = _AT_IMPORT[1] if value == _AT_IMPORT[0] and _AT_IMPORT[1] is not None else _working_directory()
+    entries = [Path(p.strip()).expanduser() for p in value.split(os.pathsep) if p.strip()]
+    return [(p if p.is_absolute() or base is None else base / p).resolve() for p in entries]
+
+
+def data_environment() -> dict[str, str]:
+    """``{"MBUTILS_DATA": <its folders, absolute>}`` for a child process's environment (empty when unset),
+    so that a process started in another working directory reads the same folders."""
+    folders = env_folders()
+    return {ENV: os.pathsep.join(map(str, folders))} if folders else {}
 
 
 def pin_environment() -> str:
-    """Make the entries of ``$MBUTILS_DATA`` absolute in this process's environment.
+    """Write the absolute form of ``$MBUTILS_DATA`` into this process's environment, for a process
+    whose children are started by others (the book's Sphinx build: its kernels inherit it).
 
-    Child processes (kernels, workers) inherit the absolute form, whatever their working
-    directory. Returns the new value ("" when unset)."""
-    value = os.environ.get(ENV, "")
-    parts = [str(p.resolve()) for p in _entries(value)]
-    if parts:
-        os.environ[ENV] = os.pathsep.join(parts)
+    Importing the package never calls it. Returns the new value ("" when unset)."""
+    os.environ.update(data_environment())
     return os.environ.get(ENV, "")
 
 
@@ -60,7 +87,7 @@ def data_folders() -> list[DataFolder]:
     messages can say which ones do not exist."""
     folders, seen = [], set()
     last = (PACKAGED_DATA, "package") if not REPO_DATA.is_dir() and PACKAGED_DATA.is_dir() else (REPO_DATA, "repository")
-    for path, origin in [*((p.resolve(), ENV) for p in _entries(os.environ.get(ENV, ""))), last]:
+    for path, origin in [*((p, ENV) for p in env_folders()), last]:
         if path not in seen:
             seen.add(path)
             folders.append(DataFolder(path, origin))

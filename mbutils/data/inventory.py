@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mbutils.data.bundle.read import _read_bundle
+from mbutils.data.bundle.read import read_bundle
 from mbutils.data.bundle.search import is_bundle, list_bundles
 from mbutils.data.catalogue import STAND_INS
 from mbutils.data.datapath import data_folders, describe_data_path
@@ -62,7 +62,7 @@ def _origin(folder: Path) -> str:
 
 def folder_record(name: str, folder: Path) -> dict:
     """One row of the listing for a folder bundle (its shape read from the files, nothing dropped)."""
-    parsed, problems = _read_bundle(folder)
+    parsed, problems = read_bundle(folder)
     about = read_provenance(folder)
     row = {"name": name, "kind": "real", "folder": str(folder), "origin": _origin(folder),
            "licence": about.get("licence", "not stated"), "source": about.get("source", ""),

@@ -20,7 +20,7 @@ import pandas as pd
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.cache import atomic_write, content_key, entry_path, report_once
 from mbutils.base.errors import BundleError
-from mbutils.data.synthetic_draws import _simulate_arrays
+from mbutils.data.synthetic_draws import simulate_arrays
 from mbutils.data.synthetic_spec import FAMILIES, BenchmarkSpec
 from mbutils.data.synthetic_standins import SYNTHETIC_SPECS
 
@@ -97,10 +97,37 @@ def _assemble(spec: BenchmarkSpec, name: str, seed: int, arrays: dict[str, np.nd
 
 
 def simulate(spec: BenchmarkSpec, seed: int = 0, name: str = "synthetic") -> Benchmark:
-    """Simulate one benchmark from ``spec``; same (spec, seed, name) -> identical data."""
+    """Simulate one benchmark from ``spec``; same (spec, seed, name) -> identical data.
+
+    Parameters
+    ----------
+    spec : BenchmarkSpec
+        The shape (models, subtasks and their items) and the IRT model's parameters.
+    seed : int, default 0
+        Seed of every draw.
+    name : str, default "synthetic"
+        The benchmark's name (also part of the seed: two names give two benchmarks).
+
+    Returns
+    -------
+    Benchmark
+        0/1 answers and confidences of every model on every item, with the models' and items'
+        simulated metadata (size, family, ability; difficulty, discrimination) and target sets.
+        Save it as a bundle folder with :func:`save_bundle`.
+
+    Examples
+    --------
+    >>> from mbutils import BenchmarkSpec, simulate
+    >>> spec = BenchmarkSpec(n_models=20, subtasks=(("algebra", 30, 4), ("logic", 20, 2)))
+    >>> bench = simulate(spec, seed=1, name="toy")
+    >>> bench.name, bench.correct.shape, sorted(set(bench.subtasks))
+    ('toy', (20, 50), ['algebra', 'logic'])
+    >>> bool((simulate(spec, seed=1, name="toy").correct == bench.correct).all())  # reproducible
+    True
+    """
     if not isinstance(spec, BenchmarkSpec):
         raise BundleError(f"simulate needs a BenchmarkSpec, got {type(spec).__name__}")
-    return _assemble(spec, name, seed, _simulate_arrays(spec, seed, name))
+    return _assemble(spec, name, seed, simulate_arrays(spec, seed, name))
 
 
 def cache_path(name: str, seed: int = 0) -> Path:
@@ -139,7 +166,7 @@ def make_synthetic(name: str, seed: int = 0) -> Benchmark:
     path = cache_path(name, seed)
     arrays = _load_arrays(path)
     if arrays is None or set(arrays) != set(_ARRAY_KEYS):
-        arrays = _simulate_arrays(spec, seed, name)
+        arrays = simulate_arrays(spec, seed, name)
 
         def write(tmp: Path) -> None:
             with open(tmp, "wb") as handle:

@@ -199,7 +199,7 @@ def _generator(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([int(seed), zlib.crc32(name.encode())]))
 
 
-def _simulate_arrays(spec: BenchmarkSpec, seed: int, name: str) -> dict[str, np.ndarray]:
+def simulate_arrays(spec: BenchmarkSpec, seed: int, name: str) -> dict[str, np.ndarray]:
     """All random draws of one synthetic benchmark, as plain arrays (what the cache stores)."""
     root = _generator(seed, name)
     model_rng, item_rng, response_rng = root.spawn(3)

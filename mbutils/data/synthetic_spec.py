@@ -77,6 +77,30 @@ class BenchmarkSpec:
 
     ``subtasks`` is a tuple of ``(name, n_items, n_options)``. Ability and difficulty
     parameters are on the logit scale; see the module docstring for the model.
+
+    Parameters
+    ----------
+    n_models : int
+        Number of simulated models (at least 2).
+    subtasks : tuple of (str, int, int)
+        Each subtask's name, number of items and number of answer options (at least 2: the
+        guessing floor is one over it).
+    n_dims, ability_mean, ability_sd, ...
+        The IRT model's parameters, with defaults (the module docstring describes each); the
+        shipped stand-ins' values are fitted to the real benchmarks.
+
+    Examples
+    --------
+    >>> from mbutils import BenchmarkSpec, simulate
+    >>> spec = BenchmarkSpec(n_models=20, subtasks=(("algebra", 30, 4), ("logic", 20, 2)))
+    >>> spec.n_items, spec.subtask_names
+    (50, ('algebra', 'logic'))
+    >>> simulate(spec, seed=1, name="toy").correct.shape
+    (20, 50)
+    >>> BenchmarkSpec(n_models=1, subtasks=(("algebra", 30, 4),))
+    Traceback (most recent call last):
+    ...
+    mbutils.base.errors.BundleError: BenchmarkSpec: n_models must be at least 2, got 1
     """
 
     n_models: int

@@ -176,7 +176,8 @@ def resolve_items(benchmark: Benchmark, items: Sequence[str], weights=None) -> t
     return index, w / w.sum()
 
 
-def _resolve_models(benchmark: Benchmark, models) -> np.ndarray:
+def resolve_models(benchmark: Benchmark, models) -> np.ndarray:
+    """Row indices of the models to audit: all, a target set's, or those listed (at least two)."""
     if models is None:
         index = np.arange(benchmark.n_models)
     elif isinstance(models, str):

@@ -34,8 +34,8 @@ def _tidy(models: np.ndarray, estimates: np.ndarray, truth_correct: np.ndarray, 
     })
 
 
-def _tables(benchmark: Benchmark, models: np.ndarray, items: np.ndarray, weights: np.ndarray,
-            n_random: int, seed: int, truth: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def audit_tables(benchmark: Benchmark, models: np.ndarray, items: np.ndarray, weights: np.ndarray,
+                 n_random: int, seed: int, truth: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Tidy tables of the micro-benchmark (one run) and of the random draws (one run each)."""
     correct = benchmark.correct[models].astype(np.float64)
     n_items, k = benchmark.n_items, len(items)
@@ -65,7 +65,7 @@ def _tables(benchmark: Benchmark, models: np.ndarray, items: np.ndarray, weights
     return micro, random
 
 
-def _share_closer(results: pd.DataFrame, mdad: float, bin_width: float) -> float:
+def share_closer(results: pd.DataFrame, mdad: float, bin_width: float) -> float:
     """Share of all pairs (over runs) whose true gap lies below the MDAD bin; 1 if not reached."""
     if not np.isfinite(mdad):
         return 1.0
@@ -74,8 +74,8 @@ def _share_closer(results: pd.DataFrame, mdad: float, bin_width: float) -> float
     return float((bins < round(mdad / bin_width)).mean())
 
 
-def _ci_models(results: pd.DataFrame, *, threshold: float, bin_width: float, tie_rule: str,
-               method: str, n_boot: int, rng: np.random.Generator, bar=None) -> tuple[float, float]:
+def ci_models(results: pd.DataFrame, *, threshold: float, bin_width: float, tie_rule: str,
+              method: str, n_boot: int, rng: np.random.Generator, bar=None) -> tuple[float, float]:
     """Percentile CI of MDAD from resampling *models* (pairs sharing a model are dependent).
 
     A bootstrap sample draws the models with replacement; a pair (i, j) then counts

@@ -33,8 +33,8 @@ import pandas as pd
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import ProtocolError
-from mbutils.evaluate.audit_inputs import _resolve_models, resolve_items
-from mbutils.evaluate.audit_tables import MICRO, RANDOM, _ci_models, _share_closer, _tables
+from mbutils.evaluate.audit_inputs import resolve_items, resolve_models
+from mbutils.evaluate.audit_tables import MICRO, RANDOM, audit_tables, ci_models, share_closer
 from mbutils.evaluate.metrics import mdad_table, agreement_curve, summary_table
 from mbutils.methods.protocol import rng_for
 from mbutils.base.validation import check_choice
@@ -166,14 +166,14 @@ def audit(benchmark: Benchmark, items: Sequence[str], weights=None, *, n_random:
     index, w = resolve_items(benchmark, items, weights)
     if truth == "rest" and len(index) == benchmark.n_items:
         raise ProtocolError("the micro-benchmark holds every item, so no items are left for truth='rest'")
-    models_idx = _resolve_models(benchmark, models)
+    models_idx = resolve_models(benchmark, models)
     n_pairs = len(models_idx) * (len(models_idx) - 1) // 2
     if int(n_random) * n_pairs > MAX_RANDOM_PAIRS:  # every random subset's pairs are held at once (~40 bytes each)
         most = max(1, MAX_RANDOM_PAIRS // max(1, n_pairs))
         raise ProtocolError(f"{int(n_random):,} random subsets of {len(models_idx)} models ({n_pairs:,} pairs each) "
                             f"would need about {int(n_random) * n_pairs * 40 / 1e9:.0f} GB; use at most {most:,} "
                             "(the baseline's interval is already tight at 1,000)")
-    micro, random = _tables(benchmark, models_idx, index, w, int(n_random), seed, truth)
+    micro, random = audit_tables(benchmark, models_idx, index, w, int(n_random), seed, truth)
     results = pd.concat([micro, random], ignore_index=True)
 
     opts = dict(threshold=threshold, bin_width=bin_width, tie_rule=tie_rule, method=mdad_method)
@@ -185,13 +185,13 @@ def audit(benchmark: Benchmark, items: Sequence[str], weights=None, *, n_random:
         with _bar(len(reached) * n_boot, "audit: bootstrap over models", progress) as bar:
             for row in reached:
                 name = mdads.at[row, "selector"]
-                mdads.loc[row, ["ci_low", "ci_high"]] = _ci_models(
+                mdads.loc[row, ["ci_low", "ci_high"]] = ci_models(
                     results[results["selector"] == name], threshold=threshold, bin_width=bin_width,
                     tie_rule=tie_rule, method=mdad_method, n_boot=n_boot, rng=rng_for(seed, "audit-ci", name),
                     bar=bar)
     summary = summary_table(results)[["selector", "tau", "tau_sd", "error", "error_sd"]]
     table = mdads.drop(columns=["size"]).merge(summary, on="selector")
-    table["share_closer"] = [_share_closer(results[results["selector"] == s], m, bin_width)
+    table["share_closer"] = [share_closer(results[results["selector"] == s], m, bin_width)
                              for s, m in zip(table["selector"], table["mdad"])]
 
     per_draw = random.assign(selector=RANDOM + "#" + random["run"].astype(str), run=0)

@@ -15,7 +15,7 @@ from mbutils.base.errors import ResultsError
 from mbutils.methods.protocol import rng_for
 from mbutils.base.validation import check_choice, check_int, check_number
 from mbutils.evaluate.pair_metrics import (MIN_BIN_WIDTH, first_crossing, gap_bins, kendall_tau_b, mdad_bin,
-                                          monotone_rates, pair_agreement)
+                                          mdad_bins, pair_agreement)
 from mbutils.evaluate.noise import MIN_PAIRS
 from mbutils.evaluate.results_table import GroupPairs, iter_groups
 
@@ -82,11 +82,7 @@ def _ci_runs(agree_runs, total_runs, threshold, method, n_boot, rng, bin_width) 
     n_runs = agree_runs.shape[0]
     w = rng.multinomial(n_runs, np.full(n_runs, 1.0 / n_runs), size=n_boot).astype(np.float64)
     agree, total = w @ agree_runs, w @ total_runs
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rates = agree / total
-    if method == "monotone":
-        rates = np.stack([monotone_rates(np.nan_to_num(r), t) for r, t in zip(rates, total)])
-    bins = first_crossing(rates, threshold).astype(np.float64)
+    bins = mdad_bins(agree, total, threshold, method).astype(np.float64)
     values = np.where(bins < 0, np.inf, bins * bin_width)
     lo, hi = np.quantile(values, [0.025, 0.975], method="inverted_cdf")
     return float(lo) if np.isfinite(lo) else np.nan, float(hi) if np.isfinite(hi) else np.nan
@@ -167,8 +163,8 @@ def agreement_curve(results: pd.DataFrame, *, split: str = "seen", bin_width: fl
 
 
 def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "seen",
-               bin_width: float = 0.5, tie_rule: str = "paper", method: str = "first",
-               ci: str = "pairs", n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+               bin_width: float = 0.5, tie_rule: str = "paper", method: str = "monotone",
+               ci: str = "runs", n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
     """MDAD per selector and size: the smallest accuracy gap a micro-benchmark orders reliably.
 
     The MDAD (minimum detectable ability difference) is the left edge of the first bin of
@@ -177,6 +173,10 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
     ``b = floor(200 |c_a - c_b| / N)``, computed exactly from integer correct counts. Pairs
     closer than the MDAD are ordered correctly less than ``threshold`` of the time; a curve
     that never reaches it has no MDAD ("not reached"). All values are accuracy points.
+
+    By default ``A`` is the non-decreasing fit of the curve and the interval resamples whole
+    runs (``method="monotone", ci="runs"``: the book's MDAD); ``method="first", ci="pairs"``
+    gives the paper's first crossing and its per-bin pair bootstrap.
 
     Parameters
     ----------
@@ -200,23 +200,28 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
         its estimated difference is positive, which depends on the order of the pair (the
         model whose name sorts first comes first), as in the reference code. ``"exclude"``:
         truth-tied pairs are not counted.
-    method : {"first", "monotone"}, default "first"
-        ``"first"``: the first bin whose pooled agreement reaches the threshold (the paper's).
-        ``"monotone"``: the first bin where a non-decreasing (isotonic, pair-weighted) fit of
-        the curve reaches it, so one lucky bin below the real crossing does not count.
-    ci : {"pairs", "runs", "none"}, default "pairs"
-        The 95% interval. ``"pairs"`` is the paper's bootstrap: every bin's pairs are
-        resampled independently, the bins where the 2.5% and 97.5% agreement bounds first
-        cross the threshold are found, and the interval is made symmetric around the MDAD by
-        the larger of the two distances (so ``ci_low`` can be negative; ``ci_high`` is NaN
-        when the 2.5% bound never crosses). It always uses the first crossings of the bounds,
-        whatever ``method``. A size with fewer than ``mbutils.evaluate.noise.MIN_PAIRS`` (62) pairs
-        over all runs resolves no bin: its interval is widened to [0, open] (``ci_low`` 0 or below,
-        ``ci_high`` NaN), whatever the bootstrap gave (a few pairs resampled can all agree, a
-        "[0, 0]" that measures nothing). ``"runs"`` resamples whole runs (the pairs of a run share a split
-        and a micro-benchmark, so they are not independent), recomputes the MDAD with
-        ``method`` and takes the 2.5% and 97.5% quantiles (a bound no resample reaches is
-        NaN). ``"none"``: both bounds NaN.
+    method : {"monotone", "first"}, default "monotone"
+        ``"monotone"`` (the book's MDAD): the first bin where a non-decreasing (isotonic,
+        pair-weighted) fit of the curve reaches the threshold, so one lucky bin below the real
+        crossing does not count. ``"first"``: the first bin whose pooled agreement reaches it
+        (the paper's; with ``ci="pairs"`` this gives the paper's table).
+    ci : {"runs", "pairs", "none"}, default "runs"
+        The 95% interval. ``"runs"`` (the book's) is a cluster bootstrap: it resamples whole
+        runs (the pairs of a run share a split and a micro-benchmark, so they are not
+        independent), recomputes the MDAD with ``method`` and takes the 2.5% and 97.5%
+        quantiles (a bound no resample reaches is NaN). Its coverage against an MDAD pooled
+        over thousands of runs is measured by
+        :func:`mbutils.evaluate.interval_coverage.mdad_coverage`. ``"pairs"`` is the paper's
+        bootstrap: every bin's pairs are resampled independently, the bins where the 2.5% and
+        97.5% agreement bounds first cross the threshold are found, and the interval is made
+        symmetric around the MDAD by the larger of the two distances (so ``ci_low`` can be
+        negative; ``ci_high`` is NaN when the 2.5% bound never crosses). It always uses the
+        first crossings of the bounds, whatever ``method``, and ignores the run-to-run
+        variation. With either, a size whose runs hold fewer than
+        ``mbutils.evaluate.noise.MIN_PAIRS`` (62) distinct target pairs resolves no bin: its
+        interval is widened to [0, open] (``ci_low`` 0 or below, ``ci_high`` NaN), whatever the
+        bootstrap gave (a few pairs resampled can all agree, a "[0, 0]" that measures nothing).
+        ``"none"``: both bounds NaN.
     n_boot : int, default 1000
         Bootstrap resamples per selector and size, from 1 to 100,000.
     seed : int, default 0
@@ -228,8 +233,9 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
     pandas.DataFrame
         One row per selector and size, in the order they first appear in ``results``:
         ``selector``, ``size``, ``mdad``, ``ci_low``, ``ci_high`` (points; all NaN when the
-        threshold is not reached), ``n_pairs`` (pairs counted over all runs), ``reached``
-        and ``n_runs``.
+        threshold is not reached), ``n_pairs`` (pairs counted over all runs), ``reached``,
+        ``n_runs`` and ``n_distinct_pairs`` (distinct target pairs over the runs: a fixed
+        target set repeats its pairs in every run). ``attrs`` records ``method`` and ``ci``.
 
     See Also
     --------
@@ -268,8 +274,9 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
     >>> res = run_experiment(bench, ["random"], [10, 25], protocol,
     ...                      progress=False, use_cache=False)
     >>> table = mdad_table(res, n_boot=200)
-    >>> table.columns.tolist()
-    ['selector', 'size', 'mdad', 'ci_low', 'ci_high', 'n_pairs', 'reached', 'n_runs']
+    >>> table.columns.tolist()  # doctest: +NORMALIZE_WHITESPACE
+    ['selector', 'size', 'mdad', 'ci_low', 'ci_high', 'n_pairs', 'reached', 'n_runs',
+     'n_distinct_pairs']
     >>> table[["size", "n_pairs", "n_runs"]].values.tolist()  # 66 pairs per run
     [[10, 132, 2], [25, 132, 2]]
     """
@@ -291,11 +298,14 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
             lo, hi = _ci_pairs(agree, total, threshold, mdad, n_boot, rng, bin_width)
         else:
             lo, hi = _ci_runs(agree_runs, total_runs, threshold, method, n_boot, rng, bin_width)
-        if ci != "none" and b >= 0 and total.sum() < MIN_PAIRS:  # too few pairs to resolve any bin
+        distinct = pairs.n_distinct
+        if ci != "none" and b >= 0 and min(total.sum(), distinct) < MIN_PAIRS:  # too few pairs to resolve any bin
             lo, hi = min(lo, 0.0) if np.isfinite(lo) else 0.0, np.nan
         rows.append({"selector": selector, "size": size, "mdad": mdad, "ci_low": lo, "ci_high": hi,
-                     "n_pairs": int(total.sum()), "reached": b >= 0, "n_runs": len(pairs.runs)})
+                     "n_pairs": int(total.sum()), "reached": b >= 0, "n_runs": len(pairs.runs),
+                     "n_distinct_pairs": distinct})
     table = pd.DataFrame(rows)
+    table.attrs["method"], table.attrs["ci"] = method, ci
     table.attrs["bin_width"] = float(bin_width)  # the MDAD's resolution, which the noise rule allows for
     table.attrs["threshold"] = float(threshold)
     table.attrs["min_pairs"] = MIN_PAIRS

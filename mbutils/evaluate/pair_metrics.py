@@ -89,11 +89,47 @@ def monotone_rates(rates: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return out
 
 
+def monotone_crossing(agree: np.ndarray, total: np.ndarray, threshold: float) -> np.ndarray:
+    """First bin where the non-decreasing (pair-weighted) fit of ``agree / total`` reaches ``threshold``,
+    along the last axis (-1 if none): :func:`monotone_rates` then :func:`first_crossing`, without fitting.
+
+    The isotonic fit at bin ``b`` is ``max_{i<=b} min_{j>=b}`` of the pooled agreement of bins ``i..j``,
+    so it reaches the threshold exactly where ``min(0, S_0, ..., S_{b-1}) <= min(S_b, S_{b+1}, ...)``
+    with ``S`` the running sum of ``agree - threshold * total`` (bins with pairs only). Integer counts
+    (every count of an experiment, and every bootstrap draw's) are compared exactly, with the
+    threshold as a fraction; a bootstrap of thousands of curves is a few array operations.
+
+    >>> agree, total = np.array([1, 9, 1, 10]), np.array([2, 10, 5, 10])
+    >>> int(monotone_crossing(agree, total, 0.8)), int(first_crossing(monotone_rates(agree / total, total), 0.8))
+    (3, 3)
+    """
+    agree, total = np.asarray(agree, dtype=np.float64), np.asarray(total, dtype=np.float64)
+    width = Fraction(str(float(threshold))).limit_denominator(10**6)
+    integral = (np.array_equal(agree, np.rint(agree)) and np.array_equal(total, np.rint(total))
+                and float(np.abs(total).sum(axis=-1).max(initial=0)) * width.denominator < 2.0 ** 62)
+    if integral:
+        step = (width.denominator * np.rint(agree).astype(np.int64) - width.numerator * np.rint(total).astype(np.int64))
+    else:
+        step = agree - float(threshold) * total
+    step = np.where(total > 0, step, 0)
+    running = np.cumsum(step, axis=-1)
+    before = np.concatenate([np.zeros_like(running[..., :1]), running[..., :-1]], axis=-1)
+    low_before = np.minimum.accumulate(before, axis=-1)
+    low_after = np.flip(np.minimum.accumulate(np.flip(running, axis=-1), axis=-1), axis=-1)
+    hit = (low_before <= low_after) & (total > 0)
+    return np.where(hit.any(-1), hit.argmax(-1), -1)
+
+
+def mdad_bins(agree: np.ndarray, total: np.ndarray, threshold: float, method: str = "monotone") -> np.ndarray:
+    """MDAD bin index of every row of per-bin counts (last axis: bins); -1 where no bin reaches the threshold."""
+    check_choice(method, MDAD_METHODS, "MDAD method", ResultsError)
+    if method == "monotone":
+        return monotone_crossing(agree, total, threshold)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.asarray(agree, dtype=np.float64) / np.asarray(total, dtype=np.float64)
+    return first_crossing(rates, threshold)
+
+
 def mdad_bin(agree: np.ndarray, total: np.ndarray, threshold: float, method: str = "first") -> int:
     """MDAD as a bin index from pooled per-bin counts; -1 when no bin reaches the threshold."""
-    check_choice(method, MDAD_METHODS, "MDAD method", ResultsError)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rates = agree / total
-    if method == "monotone":
-        rates = monotone_rates(np.nan_to_num(rates), total)
-    return int(first_crossing(rates, threshold))
+    return int(mdad_bins(agree, total, threshold, method))

@@ -17,7 +17,7 @@ from mbutils.data.benchmark import Benchmark
 from mbutils.evaluate import noise
 from mbutils.evaluate.metrics import mdad_table
 from mbutils.evaluate.pair_metrics import first_crossing
-from mbutils.evaluate.planning_curves import _gap_bin, predicted_mdad, size_curve
+from mbutils.evaluate.planning_curves import gap_bin, predicted_mdad, size_curve
 from mbutils.evaluate.planning_population import pair_population
 from mbutils.methods.protocol import Protocol
 from mbutils.base.tables import mdad_text
@@ -170,7 +170,7 @@ def plan_table(benchmark, gap: float, threshold: float = 0.8, selector_results: 
     curve = size_curve(pop, gap, bin_width=bin_width, tie_rule=tie_rule, method=method)
     hit = first_crossing(curve["agreement"].to_numpy()[None, :], threshold)[0]
     random_size = int(curve["size"].iloc[hit]) if hit >= 0 else None
-    b = _gap_bin(gap, bin_width)
+    b = gap_bin(gap, bin_width)
     if selector_results is None:
         table = pd.DataFrame(columns=["selector", "size", "mdad", "ci_low", "ci_high", "random_mdad",
                                       "random_source", "beats_random", "smallest_size_reaching"])

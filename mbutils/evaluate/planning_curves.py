@@ -15,12 +15,13 @@ from mbutils.base.errors import ProtocolError
 from mbutils.base.vocabulary import renamed_keywords
 from mbutils.evaluate.pair_metrics import TIE_RULES, mdad_bin
 from mbutils.evaluate.planning_population import PairPopulation, pair_population
-from mbutils.evaluate.planning_probability import _as_counts, _matrix
+from mbutils.evaluate.planning_probability import as_counts, probability_matrix
 from mbutils.methods.protocol import Protocol
 
 
-def _check_sizes(sizes, n_items: int) -> np.ndarray:
-    ks = np.unique(_as_counts("sizes", np.atleast_1d(sizes)))
+def check_sizes(sizes, n_items: int) -> np.ndarray:
+    """The distinct sizes, ascending, each between 1 and ``n_items``."""
+    ks = np.unique(as_counts("sizes", np.atleast_1d(sizes)))
     if len(ks) == 0 or ks[0] < 1 or ks[-1] > n_items:
         raise ProtocolError(f"sizes must lie between 1 and {n_items} (the items pairs are judged on)")
     return ks
@@ -35,7 +36,7 @@ def _binned(pop: PairPopulation, ks: np.ndarray, bin_width: float, tie_rule: str
     hi, lo, w = pop.hi[keep], pop.lo[keep], pop.weight[keep]
     bins = pop.bins(bin_width)[keep]
     n_bins = int(bins.max()) + 1 if len(bins) else 1
-    probs = _matrix(hi, lo, np.full(len(hi), pop.n_items), ks, method)  # keys x sizes
+    probs = probability_matrix(hi, lo, np.full(len(hi), pop.n_items), ks, method)  # keys x sizes
     total = np.bincount(bins, weights=w, minlength=n_bins)
     agree = np.stack([np.bincount(bins, weights=w * probs[:, c], minlength=n_bins)
                       for c in range(len(ks))])
@@ -68,7 +69,7 @@ def predicted_curve(benchmark, sizes, *, truth: str = "seen", pairs: str = "all"
     ['selector', 'size', 'gap', 'agreement', 'n_pairs', 'kind']
     """
     pop = _population(benchmark, truth, pairs, protocol)
-    ks = _check_sizes(sizes, pop.n_items)
+    ks = check_sizes(sizes, pop.n_items)
     agree, total = _binned(pop, ks, bin_width, tie_rule, method)
     keep = np.flatnonzero(total > 0)
     frames = [pd.DataFrame({"selector": "random", "size": int(k), "gap": keep * float(bin_width),
@@ -99,7 +100,7 @@ def predicted_mdad(benchmark, sizes, *, threshold: float = 0.8, truth: str = "se
     if not 0 < threshold <= 1:
         raise ProtocolError(f"threshold must be in (0, 1], got {threshold}")
     pop = _population(benchmark, truth, pairs, protocol)
-    ks = _check_sizes(sizes, pop.n_items)
+    ks = check_sizes(sizes, pop.n_items)
     agree, total = _binned(pop, ks, bin_width, tie_rule, method)
     rows = []
     for c, k in enumerate(ks):
@@ -109,7 +110,8 @@ def predicted_mdad(benchmark, sizes, *, threshold: float = 0.8, truth: str = "se
     return pd.DataFrame(rows)
 
 
-def _gap_bin(gap: float, bin_width: float) -> int:
+def gap_bin(gap: float, bin_width: float) -> int:
+    """The index of the gap bin that holds ``gap`` (accuracy points)."""
     if not np.isfinite(gap) or gap < 0:
         raise ProtocolError(f"gap must be a non-negative number of accuracy points, got {gap}")
     return int(np.floor(round(gap / bin_width, 9)))
@@ -123,13 +125,13 @@ def size_curve(benchmark, gap: float, *, sizes=None, truth: str = "seen", pairs:
     Columns: size, agreement, n_pairs, gap_low, gap_high (the bin, in points).
     """
     pop = _population(benchmark, truth, pairs, protocol)
-    ks = _check_sizes(np.arange(1, pop.n_items + 1) if sizes is None else sizes, pop.n_items)
-    b = _gap_bin(gap, bin_width)
+    ks = check_sizes(np.arange(1, pop.n_items + 1) if sizes is None else sizes, pop.n_items)
+    b = gap_bin(gap, bin_width)
     keep = _in_bin(pop, b, bin_width, tie_rule)
     if not keep.any():
         raise _empty_bin(pop, b, bin_width)
     w = pop.weight[keep]
-    probs = _matrix(pop.hi[keep], pop.lo[keep], np.full(int(keep.sum()), pop.n_items), ks, method)
+    probs = probability_matrix(pop.hi[keep], pop.lo[keep], np.full(int(keep.sum()), pop.n_items), ks, method)
     return pd.DataFrame({"size": ks, "agreement": w @ probs / w.sum(), "n_pairs": int(w.sum()),
                          "gap_low": b * bin_width, "gap_high": (b + 1) * bin_width})
 
@@ -168,7 +170,7 @@ def required_size(benchmark, gap: float, threshold: float = 0.8, **kwargs) -> in
     pop = _population(benchmark, kwargs.pop("truth", "seen"), kwargs.pop("pairs", "all"), kwargs.pop("protocol", None))
     table = size_table(pop, [gap], [threshold], **kwargs)
     if table["n_pairs"].iloc[0] == 0:
-        raise _empty_bin(pop, _gap_bin(gap, kwargs.get("bin_width", 0.5)), kwargs.get("bin_width", 0.5))
+        raise _empty_bin(pop, gap_bin(gap, kwargs.get("bin_width", 0.5)), kwargs.get("bin_width", 0.5))
     size = table["size"].iloc[0]
     return None if np.isnan(size) else int(size)
 
@@ -187,7 +189,7 @@ def size_table(benchmark, gaps, thresholds=(0.7, 0.8, 0.9), **kwargs) -> pd.Data
     levels = np.asarray(thresholds, dtype=np.float64)
     rows = []
     for gap in gaps:  # a bin without pairs gives NaN sizes and n_pairs = 0
-        keep = _in_bin(pop, _gap_bin(gap, bin_width), bin_width, tie_rule)
+        keep = _in_bin(pop, gap_bin(gap, bin_width), bin_width, tie_rule)
         sizes = _first_reaching(pop, keep, levels, kwargs.get("method", "auto"))
         rows += [{"gap": float(gap), "threshold": float(level), "size": float(size) if size > 0 else np.nan,
                   "n_pairs": int(pop.weight[keep].sum())} for level, size in zip(levels, sizes)]
@@ -209,7 +211,7 @@ def _first_reaching(pop: PairPopulation, keep: np.ndarray, levels: np.ndarray, m
     n, start, block = np.full(len(hi), pop.n_items), 1, first_block
     while start <= pop.n_items and (found == 0).any():
         ks = np.arange(start, min(start + block, pop.n_items + 1))
-        agreement = w @ _matrix(hi, lo, n, ks, method) / w.sum()
+        agreement = w @ probability_matrix(hi, lo, n, ks, method) / w.sum()
         reached = agreement[None, :] >= levels[:, None]
         new = (found == 0) & reached.any(1)
         found[new] = ks[reached.argmax(1)[new]]

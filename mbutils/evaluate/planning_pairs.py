@@ -14,7 +14,7 @@ from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import ProtocolError
 from mbutils.base.vocabulary import renamed_keywords, warn_renamed
 from mbutils.evaluate.pair_metrics import first_crossing
-from mbutils.evaluate.planning_curves import _check_sizes
+from mbutils.evaluate.planning_curves import check_sizes
 from mbutils.evaluate.planning_probability import agreement_probability
 
 
@@ -92,7 +92,7 @@ def pair_power(benchmark: Benchmark, model_a: str, model_b: str, sizes=None, thr
     x, y = benchmark.correct[i].astype(np.int64), benchmark.correct[j].astype(np.int64)
     a, b, n = int(((x == 1) & (y == 0)).sum()), int(((x == 0) & (y == 1)).sum()), benchmark.n_items
     every = np.arange(1, n + 1)
-    ks = every if sizes is None else _check_sizes(sizes, n)
+    ks = every if sizes is None else check_sizes(sizes, n)
     power_all = np.asarray(agreement_probability(a, b, n, every, method=method), dtype=np.float64)
     hit = first_crossing(power_all[None, :], threshold)[0]
     return PairPower(model_a=model_a, model_b=model_b, a_only=a, b_only=b, n_items=n,

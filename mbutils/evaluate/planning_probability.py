@@ -156,7 +156,7 @@ def _cells(hi, lo, n, k, method: str) -> np.ndarray:
     return out
 
 
-def _matrix(hi, lo, n, ks, method: str) -> np.ndarray:
+def probability_matrix(hi, lo, n, ks, method: str) -> np.ndarray:
     """P(agree) for keys (rows) x sizes (columns)."""
     ks = np.asarray(ks, dtype=np.int64)
     shape = (len(hi), len(ks))
@@ -164,7 +164,8 @@ def _matrix(hi, lo, n, ks, method: str) -> np.ndarray:
     return _cells(*cells, method).reshape(shape)
 
 
-def _as_counts(name: str, value) -> np.ndarray:
+def as_counts(name: str, value) -> np.ndarray:
+    """``value`` as int64 counts; whole floats are accepted, anything else is refused."""
     arr = np.asarray(value)
     if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
         arr = arr.astype(np.int64)
@@ -190,7 +191,7 @@ def agreement_probability(a, b, n_items, k, method: str = "auto"):
     >>> mbutils.agreement_probability(3, 1, 100, [25, 50]).round(3)
     array([0.476, 0.687])
     """
-    a, b, n, k = (_as_counts(label, v) for label, v in
+    a, b, n, k = (as_counts(label, v) for label, v in
                   (("a", a), ("b", b), ("n_items", n_items), ("k", k)))
     a, b, n, k = np.broadcast_arrays(a, b, n, k)
     if (a < 0).any() or (b < 0).any():

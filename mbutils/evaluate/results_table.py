@@ -34,6 +34,20 @@ class GroupPairs:
     true_diff: np.ndarray     # (runs, pairs) correct_i - correct_j (integers)
     estimates: np.ndarray     # (runs, targets)
     truth: np.ndarray         # (runs, targets) accuracy as a fraction
+    models: np.ndarray | None = None  # (runs, targets) the targets' names, in the order of the columns
+
+    @property
+    def n_distinct(self) -> int:
+        """Distinct unordered target pairs over all runs: a fixed target set repeats its pairs in every
+        run, random targets mostly do not (the pairs x runs count says nothing about how many pairs the
+        verdicts are about)."""
+        if self.models is None:
+            return int(self.true_diff.size)
+        codes, _ = pd.factorize(self.models.ravel())
+        codes = codes.reshape(self.models.shape).astype(np.int64)
+        i, j = np.triu_indices(codes.shape[1], k=1)
+        lo, hi = np.minimum(codes[:, i], codes[:, j]), np.maximum(codes[:, i], codes[:, j])
+        return int(len(np.unique(lo * (int(codes.max()) + 1) + hi)))
 
 
 def check_results(results: pd.DataFrame) -> None:
@@ -141,4 +155,5 @@ def iter_groups(results: pd.DataFrame, split: str = "seen", selector: str | None
             true_diff=cor[:, i] - cor[:, j],
             estimates=est,
             truth=cor / n_items[:, None],
+            models=group["model"].to_numpy().reshape(shape),
         )

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from mbutils.methods.irt import IRTError, map_abilities, single_threaded
+from mbutils.base.errors import IRTError
+from mbutils.methods.irt import map_abilities, single_threaded
 
 __all__ = ["CRITERIA", "AdaptiveTests", "CATPath", "ability_direction", "accuracy_interval", "composite_ability",
            "information_gain", "run_cat"]

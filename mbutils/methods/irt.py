@@ -28,15 +28,11 @@ import numpy as np
 import scipy.linalg  # noqa: F401  (imported here, so that single_threaded() limits its BLAS too)
 from scipy.special import expit
 
-from mbutils.base.errors import MbutilsError
+from mbutils.base.errors import IRTError
 
 __all__ = ["IRTError", "map_abilities", "sigmoid", "single_threaded"]
 
 _THREADPOOLS = None
-
-
-class IRTError(MbutilsError, ValueError):
-    """The data or parameters cannot be used to fit or apply an IRT model."""
 
 
 def single_threaded():
@@ -69,7 +65,7 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
     return expit(z)
 
 
-def _cell_terms(z: np.ndarray, sign: np.ndarray, mask: np.ndarray | None, nll: np.ndarray | None = None):
+def cell_terms(z: np.ndarray, sign: np.ndarray, mask: np.ndarray | None, nll: np.ndarray | None = None):
     """Per-cell negative log-likelihood and q = P(observed answer); ``z`` becomes q.
 
     ``sign`` is ``2y - 1`` for 0/1 responses ``y``. ``q = expit(sign * z)`` is accurate in
@@ -93,7 +89,7 @@ def _cell_terms(z: np.ndarray, sign: np.ndarray, mask: np.ndarray | None, nll: n
     return nll, q
 
 
-def _residuals(q: np.ndarray, sign: np.ndarray, mask: np.ndarray | None, out=None):
+def residuals(q: np.ndarray, sign: np.ndarray, mask: np.ndarray | None, out=None):
     """Residuals P - y and weights P (1 - P) from q, zero at missing cells (into ``out``)."""
     R, W = (np.empty_like(q), np.empty_like(q)) if out is None else out
     np.subtract(q, 1.0, out=R)
@@ -106,7 +102,7 @@ def _residuals(q: np.ndarray, sign: np.ndarray, mask: np.ndarray | None, out=Non
     return R, W
 
 
-def _as_responses(Y, what: str = "responses", ndim: int = 2) -> tuple[np.ndarray, np.ndarray | None]:
+def as_responses(Y, what: str = "responses", ndim: int = 2) -> tuple[np.ndarray, np.ndarray | None]:
     """0/1 float array with NaN for missing -> (Y with 0 at missing cells, mask or None)."""
     Y = np.array(Y, dtype=np.float64)
     if Y.ndim != ndim:
@@ -146,8 +142,8 @@ def _symmetric_layout(p: int):
     return iu, ju, where.ravel()
 
 
-def _newton_steps(X: np.ndarray, R: np.ndarray, W: np.ndarray, params: np.ndarray,
-                  precision: np.ndarray) -> np.ndarray:
+def newton_steps(X: np.ndarray, R: np.ndarray, W: np.ndarray, params: np.ndarray,
+                 precision: np.ndarray) -> np.ndarray:
     """Newton steps for many independent ridge-logistic regressions, in stacks.
 
     In every stack (leading axes) the rows of ``params`` (p coefficients each) share the
@@ -186,7 +182,7 @@ def map_abilities(Y, a: np.ndarray, b: np.ndarray, prior_sd: float = 1.0,
 
 
 def _map_abilities(Y, a, b, prior_sd, max_iter, tol) -> np.ndarray:
-    Y, mask = _as_responses(Y, "ability responses")
+    Y, mask = as_responses(Y, "ability responses")
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.ndim != 2 or b.shape != (a.shape[0],) or Y.shape[1] != a.shape[0]:
@@ -202,20 +198,20 @@ def _map_abilities(Y, a, b, prior_sd, max_iter, tol) -> np.ndarray:
 
     def objective(th, rows):
         idx = slice(None) if rows is None else rows
-        nll, q[idx] = _cell_terms(th @ a.T - b, sign[idx], None if mask is None else mask[idx])
+        nll, q[idx] = cell_terms(th @ a.T - b, sign[idx], None if mask is None else mask[idx])
         return nll.sum(axis=1) + 0.5 * (th**2 * precision).sum(axis=1)
 
     f = objective(theta, None)
     for _ in range(max_iter):
-        R, W = _residuals(q, sign, mask)
-        step = _newton_steps(a, R, W, theta, precision)
-        theta, f = _halving_update(theta, step, f, objective)
+        R, W = residuals(q, sign, mask)
+        step = newton_steps(a, R, W, theta, precision)
+        theta, f = halving_update(theta, step, f, objective)
         if np.abs(step).max() < tol:
             break
     return theta
 
 
-def _halving_update(params, step, f_old, objective, max_halvings: int = 30):
+def halving_update(params, step, f_old, objective, max_halvings: int = 30):
     """Apply ``params - step`` per row, halving the step where the objective went up.
 
     ``objective(p, rows)`` returns the per-row objective of the parameter rows ``p``

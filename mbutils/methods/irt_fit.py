@@ -22,9 +22,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from mbutils.methods.irt import (IRTError, _as_responses, _cell_terms, _halving_update, _newton_steps, _residuals,
-                                 map_abilities, sigmoid, single_threaded)
+from mbutils.base.errors import IRTError
 from mbutils.base.validation import Integer, Real, validate_constraints
+from mbutils.methods.irt import (as_responses, cell_terms, halving_update, map_abilities, newton_steps, residuals, sigmoid,
+                                 single_threaded)
 
 
 def _groups(rows: np.ndarray, size: int):
@@ -86,7 +87,7 @@ def _fit_stack(Y: np.ndarray, mask: np.ndarray | None, dims: int, sd_theta: floa
     items = np.zeros((n_fits, m, p))  # per item: a_j (D), b_j
     s = {"sign": 2.0 * Y - 1.0, "mask": mask, "X": _design(theta)}
     # One fits x models x items state at the current (theta, items): cell nll and q.
-    s["nll"], s["q"] = _cell_terms(s["X"] @ items.transpose(0, 2, 1), s["sign"], mask)
+    s["nll"], s["q"] = cell_terms(s["X"] @ items.transpose(0, 2, 1), s["sign"], mask)
     s["RW"] = (np.empty_like(Y), np.empty_like(Y))  # reused buffers: residuals, weights
 
     def cells(fit, rows, cols):
@@ -98,11 +99,11 @@ def _fit_stack(Y: np.ndarray, mask: np.ndarray | None, dims: int, sd_theta: floa
         prior = 0.5 * (new**2 * prec_item).sum(axis=1)
         if rows is None:
             z = np.matmul(s["X"], new.reshape(-1, m, p).transpose(0, 2, 1), out=s["q"])
-            _cell_terms(z, s["sign"], s["mask"], s["nll"])
+            cell_terms(z, s["sign"], s["mask"], s["nll"])
             return s["nll"].sum(axis=1).ravel() + prior
         f = np.empty(len(rows))
         for fit, sel, cols in _groups(rows, m):
-            nll, s["q"][fit][:, cols] = _cell_terms(s["X"][fit] @ new[sel].T, *cells(fit, slice(None), cols))
+            nll, s["q"][fit][:, cols] = cell_terms(s["X"][fit] @ new[sel].T, *cells(fit, slice(None), cols))
             s["nll"][fit][:, cols] = nll
             f[sel] = nll.sum(axis=0)
         return f + prior
@@ -114,11 +115,11 @@ def _fit_stack(Y: np.ndarray, mask: np.ndarray | None, dims: int, sd_theta: floa
         if rows is None:
             z = np.matmul(new.reshape(-1, n, D), a.transpose(0, 2, 1), out=s["q"])
             z -= b[:, None, :]
-            _cell_terms(z, s["sign"], s["mask"], s["nll"])
+            cell_terms(z, s["sign"], s["mask"], s["nll"])
             return s["nll"].sum(axis=2).ravel() + prior
         f = np.empty(len(rows))
         for fit, sel, idx in _groups(rows, n):
-            nll, s["q"][fit][idx] = _cell_terms(new[sel] @ a[fit].T - b[fit], *cells(fit, idx, slice(None)))
+            nll, s["q"][fit][idx] = cell_terms(new[sel] @ a[fit].T - b[fit], *cells(fit, idx, slice(None)))
             s["nll"][fit][idx] = nll
             f[sel] = nll.sum(axis=1)
         return f + prior
@@ -128,17 +129,17 @@ def _fit_stack(Y: np.ndarray, mask: np.ndarray | None, dims: int, sd_theta: floa
     out = [None] * n_fits
     for sweep in range(1, int(max_iter) + 1):
         # items step (abilities fixed): ridge-logistic regressions on X = [theta, -1]
-        R, W = _residuals(s["q"], s["sign"], s["mask"], s["RW"])
-        step = _newton_steps(s["X"], R.transpose(0, 2, 1), W.transpose(0, 2, 1), items, prec_item)
+        R, W = residuals(s["q"], s["sign"], s["mask"], s["RW"])
+        step = newton_steps(s["X"], R.transpose(0, 2, 1), W.transpose(0, 2, 1), items, prec_item)
         f_items = s["nll"].sum(axis=1) + 0.5 * (items**2 * prec_item).sum(axis=2)
-        items, _ = _halving_update(items.reshape(-1, p), step.reshape(-1, p), f_items.ravel(), item_objective)
+        items, _ = halving_update(items.reshape(-1, p), step.reshape(-1, p), f_items.ravel(), item_objective)
         items = s["items"] = items.reshape(-1, m, p)
         # models step (items fixed): ridge-logistic regressions on a
-        R, W = _residuals(s["q"], s["sign"], s["mask"], s["RW"])
-        step = _newton_steps(items[..., :D], R, W, theta, prec_theta)
+        R, W = residuals(s["q"], s["sign"], s["mask"], s["RW"])
+        step = newton_steps(items[..., :D], R, W, theta, prec_theta)
         f_models = s["nll"].sum(axis=2) + 0.5 * (theta**2 * prec_theta).sum(axis=2)
-        theta, f_models = _halving_update(theta.reshape(-1, D), step.reshape(-1, D), f_models.ravel(),
-                                          model_objective)
+        theta, f_models = halving_update(theta.reshape(-1, D), step.reshape(-1, D), f_models.ravel(),
+                                         model_objective)
         theta, f_models = theta.reshape(-1, n, D), f_models.reshape(-1, n)
         s["X"] = _design(theta)
         paths[live, sweep - 1] = f_models.sum(axis=1) + 0.5 * (items**2 * prec_item).sum(axis=(1, 2))
@@ -238,7 +239,7 @@ class IRTModel:
         self._validate()
         Y = np.asarray(Y)
         if Y.ndim != 2:
-            _as_responses(Y)  # refused with the 2-D message
+            as_responses(Y)  # refused with the 2-D message
         return self._fit_many(Y[None], "responses")[0]._into(self)
 
     def fit_batch(self, Y) -> list["IRTModel"]:
@@ -254,7 +255,7 @@ class IRTModel:
 
     def _fit_many(self, Y, what: str) -> list["IRTModel"]:
         self._validate()
-        Y, mask = _as_responses(Y, what, ndim=3)
+        Y, mask = as_responses(Y, what, ndim=3)
         _, n, m = Y.shape
         if n < 2 or m < 1:
             raise IRTError(f"need at least 2 models and 1 item to fit IRT, got {n} x {m}")
@@ -316,10 +317,10 @@ class IRTModel:
 
     def score(self, Y, theta=None) -> float:
         """Mean log-likelihood per observed cell of ``Y`` (NaN = ignored)."""
-        Y, mask = _as_responses(Y)
+        Y, mask = as_responses(Y)
         z = self.logits(theta)
         if z.shape != Y.shape:
             raise IRTError(f"responses have shape {Y.shape}, predictions {z.shape}")
-        nll, _ = _cell_terms(z, 2.0 * Y - 1.0, mask)
+        nll, _ = cell_terms(z, 2.0 * Y - 1.0, mask)
         count = Y.size if mask is None else mask.sum()
         return float(-nll.sum() / count)

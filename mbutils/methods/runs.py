@@ -55,12 +55,15 @@ def stream_of(selector: Selector, label: str) -> str:
 
 
 def seeded_choices(selector: Selector, source: SourceData, sizes: Sequence[int], *, seed: int, run: int,
-                   label: str | None = None, prepared=None) -> tuple[object, dict[int, MicroBenchmark]]:
+                   label: str | None = None, prepared=None,
+                   scope: tuple = ()) -> tuple[object, dict[int, MicroBenchmark]]:
     """``(prepared, {k: micro-benchmark})``: the selector's choices in run ``run`` of an experiment
     with root ``seed``, exactly as :func:`mbutils.run_experiment` makes them.
 
     ``label`` is the selector's label in the experiment (default: its :func:`selector_label`);
-    ``prepared`` reuses a sibling's preparation (same ``shared_key``).
+    ``prepared`` reuses a sibling's preparation (same ``shared_key``). ``scope`` (default none: the
+    experiment's own streams) puts the streams under a branch of the seed tree, e.g.
+    ``("calibration", fold)`` for a build's cross-fitting folds, so that no other choice draws them.
 
     Examples
     --------
@@ -76,8 +79,9 @@ def seeded_choices(selector: Selector, source: SourceData, sizes: Sequence[int],
 
     stream = stream_of(selector, label or selector_label(selector))
     if prepared is None:
-        prepared = selector.prepare(source, rng_for(seed, run, "prepare", stream))
-    return prepared, {int(k): selector.select(prepared, int(k), rng_for(seed, run, "select", stream, int(k)))
+        prepared = selector.prepare(source, rng_for(seed, *scope, run, "prepare", stream))
+    return prepared, {int(k): selector.select(prepared, int(k),
+                                              rng_for(seed, *scope, run, "select", stream, int(k)))
                       for k in sizes}
 
 

@@ -19,15 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mbutils.base.errors import MbutilsError
+from mbutils.base.errors import ScoreError
 from mbutils.base.validation import unsafe_names
 from mbutils.micro.folder import MicroFolder
 
 _LISTED = 5
-
-
-class ScoreError(MbutilsError, ValueError):
-    """New results that cannot be scored with this micro-benchmark."""
 
 
 @dataclass(frozen=True)
@@ -168,9 +164,9 @@ def _log_table(sample, results: dict | None, model: str, metric: str, micro: boo
     """(table, filter read): one samples file's records of ``log_filter`` (else of the one filter it records;
     one it does not record is refused, naming the file and its filters); documents of a micro task by the
     original index their filter stamped."""
-    from mbutils.data.importers.lm_eval import _delimiter
-    from mbutils.data.importers.records import _iter_records, watch_filters
-    from mbutils.data.importers.task_table import _table_from_records
+    from mbutils.data.importers.lm_eval import target_delimiter as _delimiter
+    from mbutils.data.importers.records import iter_records as _iter_records, watch_filters
+    from mbutils.data.importers.task_table import table_from_records as _table_from_records
     from mbutils.micro.lm_eval_filter import STAMP
 
     index = STAMP if micro else None
@@ -214,8 +210,8 @@ def read_lm_eval(folder: MicroFolder, paths: list[Path], metric: str, log_filter
     the exported filter), never by position; one log per model and task; every chosen document present
     exactly once. Anything else is refused with the file named.
     """
-    from mbutils.data.importers.lm_eval import _results_for, find_sample_files, model_name_from_results
-    from mbutils.data.importers.records import _load_json
+    from mbutils.data.importers.lm_eval import results_for as _results_for, find_sample_files, model_name_from_results
+    from mbutils.data.importers.records import load_json as _load_json
 
     chosen = _chosen_documents(folder)
     named = {name for docs in chosen.values() for name in docs.values()}

@@ -6,21 +6,21 @@ minus any held out) as sources, through the same seeded path as the experiment
 (:func:`mbutils.methods.runs.seeded_choices`, run 0 of the given seed). Beside the choice,
 :func:`build_micro` computes
 
-* the **calibration** of its interval: held-out errors (estimate - full accuracy) of pool
-  models, cross-fitted: the pool is cut into folds, and each fold's models are scored by a
-  micro-benchmark built, exactly as the final one, from the other folds. These are errors on
-  models the selection never saw, on the same N items at the same k, which is the situation
-  of a new model (:func:`mbutils.micro.intervals.empirical_interval`). Uniform random
-  sampling needs none: its interval is exact (hypergeometric). The difference estimator
-  (``random_difference``) has an interval of its own, Student-t (k - 2 degrees of freedom) with the
-  variance it estimates from its cross-fitted residuals; its calibration (with that variance per
-  model) measures how often that interval covers;
+* the **calibration** (:mod:`mbutils.micro.heldout`): held-out errors (estimate - full accuracy) of
+  pool models, cross-fitted: the pool is cut into folds, and each fold's models are scored by a
+  micro-benchmark built, exactly as the final one, from the other folds. These are errors on models
+  the selection never saw, on the same N items at the same k, which is the situation of a new model.
+  For a selector other than random sampling they give its interval and its bias correction; for
+  every selector they measure it. Uniform random sampling's interval is exact (hypergeometric); the
+  difference estimator (``random_difference``) has one of its own, Student-t (k - 2 degrees of
+  freedom) with the variance it estimates from its cross-fitted residuals;
 * the **reliability card**: the MDAD at this k with its 95% interval from a protocol run of
   the selector on the pool (:func:`run_experiment`, cached), the planner's MDAD for random
   sampling under the same protocol, and the share of the pool's model pairs whose gap is at
-  least the MDAD (the pairs it orders correctly at least ``threshold`` of the time), and the
-  coverage of its interval measured on held-out models: the cross-fitted pool models, and the
-  models held out of the build (``exclude``).
+  least the MDAD (the pairs it orders correctly at least ``threshold`` of the time); the
+  coverage of its interval at ``score``'s level, and the bias, RMSE, coverage and verdicts' error
+  rate at the verdicts' level (:mod:`mbutils.micro.verdicts`), measured on held-out models: the
+  cross-fitted pool models, and the models held out of the build (``exclude``).
 
 Refused before any work is written: the difference estimator with fewer than ``MIN_ITEMS`` items (its two
 cross-fitted halves need two items each), and a pool whose models all answer the chosen items alike for
@@ -50,12 +50,18 @@ from mbutils.methods.selectors.base import MicroBenchmark, Selector
 from mbutils.methods.selectors.random_sampling import DifferenceMicroBenchmark
 from mbutils.methods.selectors.spec import as_selector, selector_label
 from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark
-from mbutils.methods.estimators import MIN_ITEMS, clip_accuracy
+from mbutils.methods.estimators import MIN_ITEMS
 from mbutils.evaluate.metrics import FEW_RUNS as METRICS_FEW_RUNS
+from mbutils.micro.heldout import calibrate, coverage_card, held_out_card
 
 #: Fewer protocol runs than this make a card's MDAD and interval unreliable: the card says so (the same
 #: constant as the ``mdad`` command's warning, :data:`mbutils.evaluate.metrics.FEW_RUNS`).
 FEW_RUNS = METRICS_FEW_RUNS
+
+#: The MDAD every card, `micro list`, build-micro's summary and the book quote: the monotone fit of the
+#: agreement curve, its 95% interval from a bootstrap over whole runs (the paper's first crossing and
+#: pair bootstrap are for comparing with the paper only).
+CARD_MDAD = {"method": "monotone", "ci": "runs"}
 
 #: Micro-benchmark classes a folder can hold: a fixed list of items (adaptive tests are not), read by
 #: weights, IRT item parameters, or the difference estimator with the pool's answers.
@@ -76,6 +82,7 @@ class Card:
     note: str = ""
     coverage: dict | None = None  # level, calibration / excluded {models, covered (, width)}, width (points)
     choice: dict | None = None    # how --selector auto chose (mbutils.micro.choice), else None
+    held_out: dict | None = None  # bias, RMSE, coverage, verdicts' error rate on held-out models (micro.heldout)
 
 
 @dataclass(frozen=True)
@@ -157,11 +164,13 @@ def check_pool_varies(selector: Selector, bench: Benchmark, rows: np.ndarray, mi
                         "whose exact interval needs no pool")
 
 
-def _choose(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed: int) -> MicroBenchmark:
-    """The selector's k items on all N items with ``rows`` as sources (run 0 of ``seed``)."""
+def _choose(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed: int,
+            scope: tuple = ()) -> MicroBenchmark:
+    """The selector's k items on all N items with ``rows`` as sources (run 0 of ``seed``; a fold of the
+    calibration draws from its own branch of the seed tree, ``scope``)."""
     with single_threaded():
         source = source_data(bench.correct, bench.subtask_codes, bench.confidence, rows, np.arange(bench.n_items))
-        _, chosen = seeded_choices(selector.clone(), source, [k], seed=seed, run=0)
+        _, chosen = seeded_choices(selector.clone(), source, [k], seed=seed, run=0, scope=scope)
     micro = chosen[int(k)]
     if type(micro) not in FIXED and hasattr(micro, "source_correct"):  # a regression fitted at scoring time
         raise SelectorError(f"{selector.name}: its estimate reads the pool's answers at scoring time through a model "
@@ -184,31 +193,6 @@ def _pool(bench: Benchmark, exclude) -> tuple[np.ndarray, list[str]]:
     if len(rows) < 1:
         raise ProtocolError(f"{bench.name}: excluding {len(excluded)} models leaves no model to learn from")
     return rows, excluded
-
-
-def calibrate(selector: Selector, bench: Benchmark, rows: np.ndarray, k: int, seed: int,
-              folds: int = 10) -> pd.DataFrame:
-    """Cross-fitted held-out errors of the pool's models (empty when the pool is too small); for an
-    estimator that gives its own variance (the difference estimator), each model's ``variance`` too."""
-    columns = ["model", "fold", "estimate", "truth", "error"]
-    folds = min(int(folds), len(rows))
-    need = 2 if selector.uses_sources else 0
-    if folds < 2 or len(rows) - int(np.ceil(len(rows) / folds)) < max(need, 1):
-        return pd.DataFrame(columns=columns)
-    order = np.random.default_rng(np.random.SeedSequence([int(seed), 25])).permutation(rows)
-    parts = []
-    for f, held in enumerate(np.array_split(order, folds)):
-        micro = _choose(selector, bench, np.setdiff1d(rows, held), k, seed + 1 + f)
-        extra = {}
-        if isinstance(micro, DifferenceMicroBenchmark):
-            est, extra["variance"] = micro.estimate_with_variance(bench.correct[held])
-        else:  # clipped to [0, 1] as score clips it
-            est = clip_accuracy(micro.estimate(bench.correct[held],
-                                               None if bench.confidence is None else bench.confidence[held]))
-        truth = bench.accuracy[held]
-        parts.append(pd.DataFrame({"model": bench.models[held].astype(str), "fold": f, "estimate": est,
-                                   "truth": truth, "error": est - truth, **extra}))
-    return pd.concat(parts, ignore_index=True)
 
 
 def pool_benchmark(bench: Benchmark, rows: np.ndarray) -> Benchmark:
@@ -252,10 +236,14 @@ def reliability_card(selector: Selector, pool: Benchmark, k: int, *, runs: int, 
     protocol = Protocol(n_sources=sources, n_targets=targets, n_runs=runs, seed=seed)
     check_sizes(pool, [k])
     results = run_experiment(pool, [selector], [k], protocol, jobs=jobs, progress=progress)
-    row = mdad_table(results, threshold=threshold, seed=seed).iloc[0]
+    # The book's one MDAD: the monotone fit, its interval a bootstrap over whole runs (CARD_MDAD).
+    row = mdad_table(results, threshold=threshold, seed=seed, **CARD_MDAD).iloc[0]
     random = predicted_mdad(pool, [k], threshold=threshold, protocol=protocol)["mdad"].iloc[0]
     mdad = float(row["mdad"]) if row["reached"] else nan
     low, high = float(row["ci_low"]), float(row["ci_high"])
+    if np.isfinite(mdad):  # a percentile interval of a step function may miss its own point: it holds it
+        low = min(low, mdad) if np.isfinite(low) else low
+        high = max(high, mdad) if np.isfinite(high) else high
     note = ""
     if runs < FEW_RUNS or targets < 10:
         note = (f"from {runs} run{'s' if runs != 1 else ''} of {targets} target models: too few for this MDAD and its "
@@ -265,81 +253,6 @@ def reliability_card(selector: Selector, pool: Benchmark, k: int, *, runs: int, 
     return Card(threshold=threshold, mdad=mdad, ci_low=max(low, 0.0) if np.isfinite(low) else low, ci_high=high,
                 random_mdad=float(random), share_separated=share_separated(pool.accuracy, mdad, pool.n_items),
                 protocol=protocol.as_dict(), note=note)
-
-
-def interval_coverage(bench: Benchmark, micro, kind: str, calibration: pd.DataFrame, excluded_rows: np.ndarray,
-                      pool_rows: np.ndarray, level: float = 0.9) -> dict:
-    """Coverage of ``score``'s interval at ``level`` measured on held-out models, and its typical width.
-
-    ``calibration``: each cross-fitted pool model against the interval from the other models' errors
-    (leave one out); ``excluded``: the models held out of the build, scored by ``micro``. ``width``: the
-    interval of a model at the pool's median accuracy, in points. For the ``"normal"`` interval see
-    ``normal_coverage``."""
-    from mbutils.micro.intervals import conformal_quantiles, empirical_interval, hypergeometric_interval
-
-    if kind == "normal":
-        return normal_coverage(bench, micro, calibration, excluded_rows, level)
-    k, n = int(micro.size), bench.n_items
-    errors = calibration["error"].to_numpy(np.float64) if len(calibration) else np.zeros(0)
-
-    def bounds(est, hits):
-        if kind == "hypergeometric":
-            return hypergeometric_interval(hits, k, n, level)
-        return empirical_interval(est, errors, level)
-
-    out: dict = {"level": level, "calibration": None, "excluded": None}
-    if kind != "hypergeometric" and len(errors) >= 2:
-        covered = 0
-        for i in range(len(errors)):
-            low, high = conformal_quantiles(np.delete(errors, i), level)
-            covered += int(low <= errors[i] <= high)
-        out["calibration"] = {"models": int(len(errors)), "covered": covered}
-    if len(excluded_rows):
-        correct = bench.correct[excluded_rows]
-        confidence = None if bench.confidence is None else bench.confidence[excluded_rows]
-        est = clip_accuracy(micro.estimate(correct, confidence))
-        hits = np.rint(correct[:, micro.items].sum(1)).astype(np.int64)
-        box = bounds(est, hits)
-        truth = bench.accuracy[excluded_rows]
-        inside = (box[:, 0] - 1e-12 <= truth) & (truth <= box[:, 1] + 1e-12)
-        out["excluded"] = {"models": int(len(excluded_rows)), "covered": int(inside.sum()),
-                           "width": float(100 * np.mean(box[:, 1] - box[:, 0]))}
-    median = float(np.median(bench.accuracy[pool_rows]))
-    box = bounds(np.array([median]), np.array([int(round(median * k))]))
-    out["width"] = float(100 * (box[0, 1] - box[0, 0]))
-    return out
-
-
-def normal_coverage(bench: Benchmark, micro, calibration: pd.DataFrame, excluded_rows: np.ndarray,
-                    level: float = 0.9) -> dict:
-    """Coverage of the difference estimator's own interval (Student-t, k - 2 degrees of freedom, its variance
-    floored: ``micro.bounds``) at ``level`` on held-out models, and its width.
-
-    ``calibration``: each cross-fitted pool model against the interval of the micro-benchmark built
-    without it (its estimate and that micro-benchmark's variance; same k, hence the same law and degrees of
-    freedom); ``excluded``: the models held out of the build, scored by ``micro`` with its variance. Each
-    holds ``width``, the mean width in points; ``width`` is the median width over the held-out models (the
-    cross-fitted ones, else the excluded ones), since the width depends on how well the pool predicts a
-    model, not only on its accuracy."""
-    out: dict = {"level": level, "calibration": None, "excluded": None}
-    widths = np.zeros(0)
-
-    def measure(est, var, truth) -> tuple[dict, np.ndarray]:
-        box = np.stack(micro.bounds(est, var, bench.n_items, level), axis=1)
-        inside = (box[:, 0] - 1e-12 <= truth) & (truth <= box[:, 1] + 1e-12)
-        width = 100 * (box[:, 1] - box[:, 0])
-        return {"models": int(len(truth)), "covered": int(inside.sum()), "width": float(width.mean())}, width
-
-    if len(calibration) and "variance" in calibration:
-        out["calibration"], widths = measure(calibration["estimate"].to_numpy(np.float64),
-                                             calibration["variance"].to_numpy(np.float64),
-                                             calibration["truth"].to_numpy(np.float64))
-    if len(excluded_rows):
-        est, var = micro.estimate_with_variance(bench.correct[excluded_rows])
-        out["excluded"], width = measure(est, var, bench.accuracy[excluded_rows])
-        widths = widths if len(widths) else width
-    out["width"] = float(np.median(widths)) if len(widths) else float("nan")
-    return out
 
 
 @renamed_keywords(bench="benchmark")
@@ -424,8 +337,19 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
     if auto:
         from mbutils.micro.choice import choose_selector
 
+        measured: dict = {}
+
+        def measure(name: str) -> dict:  # what score would say with it, on the cross-fitted pool models
+            candidate = as_selector(name)
+            kind = interval_kind(candidate, k)
+            check_min_items(candidate, k)
+            micro = _choose(candidate, benchmark, rows, k, seed)
+            measured[name] = calibrate(lambda sources, scope: _choose(candidate, benchmark, sources, k, seed, scope),
+                                       benchmark, rows, folds, seed=seed, uses_sources=candidate.uses_sources)
+            return held_out_card(kind, micro, measured[name], benchmark, np.zeros(0, np.int64), rows)
+
         choice = choose_selector(pool_benchmark(benchmark, rows), k, runs=runs, seed=seed, threshold=threshold,
-                                 jobs=jobs, progress=progress)
+                                 jobs=jobs, progress=progress, measure=measure)
         selector = as_selector(choice["selector"])
     if selector.uses_sources and len(rows) < 2:
         raise ProtocolError(f"{selector.name} learns from source models, and the pool has {len(rows)}; "
@@ -435,16 +359,18 @@ def build_micro(benchmark: Benchmark, selector, k: int, *, seed: int = 0, exclud
     check_pool_varies(selector, benchmark, rows, None, kind)
     micro = _choose(selector, benchmark, rows, k, seed)
     check_pool_varies(selector, benchmark, rows, micro, kind)
-    calibration = calibrate(selector, benchmark, rows, k, seed, folds) if kind != "hypergeometric" else \
-        pd.DataFrame(columns=["model", "fold", "estimate", "truth", "error"])
+    calibration = measured.get(choice["selector"]) if auto else None
+    if calibration is None:
+        calibration = calibrate(lambda sources, scope: _choose(selector, benchmark, sources, k, seed, scope),
+                                benchmark, rows, folds, seed=seed, uses_sources=selector.uses_sources)
     pool = pool_benchmark(benchmark, rows)
     card = reliability_card(selector, pool, k, runs=runs, seed=seed, threshold=threshold, jobs=jobs,
                             progress=progress)
     if micro.reads == "confidence" and benchmark.confidence is None:
         micro = MicroBenchmark(micro.items, micro.weights, reads="correct")  # what it read: the 0/1 fallback
     held_out = np.setdiff1d(np.arange(benchmark.n_models), rows)
-    card = replace(card, coverage=interval_coverage(benchmark, micro, kind, calibration, held_out, rows),
-                   choice=choice)
+    card = replace(card, coverage=coverage_card(kind, micro, calibration, benchmark, held_out, rows),
+                   held_out=held_out_card(kind, micro, calibration, benchmark, held_out, rows), choice=choice)
     pool_table = pd.DataFrame({"model": benchmark.models[rows].astype(str), "accuracy": benchmark.accuracy[rows]})
     built = BuiltMicro(bundle=benchmark.name, bundle_hash=benchmark.content_hash, items=benchmark.items.astype(str),
                        subtasks=benchmark.subtasks.astype(str), micro=micro, selector=selector_label(selector),

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from mbutils.base.errors import BundleError
+from mbutils.base.errors import BundleError, NotDocuments
 # The task-name rule is the bundle's (validate applies it too); the export uses it from there.
 from mbutils.data.bundle.tasknames import (SUFFIX, TASK_NAME, check_distinct, check_exportable,  # noqa: F401
                                            check_task_name, item_documents, normalised, split_item)
@@ -45,10 +45,6 @@ from mbutils.data.bundle.tasknames import (SUFFIX, TASK_NAME, check_distinct, ch
 MODULE = "micro_docs"
 #: The header of every exported YAML file (fixed text: no data of the bundle).
 HEADER = "# Written by mbutils build-micro; manifest.json of the micro-benchmark folder seals this file.\n"
-
-
-class NotDocuments(BundleError):
-    """The chosen items name no lm-eval documents: the micro-benchmark has no harness export."""
 
 
 def documents(items, subtasks, chosen, parsed=None) -> tuple[dict[str, list[int]], dict[str, int]]:

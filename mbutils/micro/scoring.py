@@ -1,43 +1,28 @@
-"""Score new models with a micro-benchmark folder: estimate, interval, and who they can be told from.
+"""Score new models with a micro-benchmark folder: an estimate, an interval, and verdicts at a stated level.
 
-A new model's per-item results come as lm-evaluation-harness ``samples_*.jsonl`` logs (read
-by :func:`mbutils.data.importers.import_lm_eval`; logs of the exported ``<task>_micro``
-tasks are mapped back to the original documents) or as a bundle-format ``responses.csv``
-of one or more models. The estimate is the folder's estimator applied exactly as the
-experiment applies it (:meth:`MicroBenchmark.estimate`), so a model scores the same here
-as a target of the experiment engine with the same items.
+A new model's per-item results come as lm-evaluation-harness ``samples_*.jsonl`` logs or as a
+bundle-format ``responses.csv`` (:mod:`mbutils.micro.answers` reads both). The estimate and interval are
+the ones every output of the package gives (:func:`mbutils.micro.heldout.estimate_and_interval`):
 
-Interval (``level``, default 90%), see :mod:`mbutils.micro.intervals`:
+* uniform random sampling (plain mean): the exact finite-population (hypergeometric) interval for the
+  model's accuracy on all N items;
+* uniform random sampling read by the cross-fitted difference estimator (``random_difference``): a
+  Student-t interval with k - 2 degrees of freedom from the variance the estimator gives from its
+  cross-fitted residuals, floored so it never has zero width (folders written before it keep the
+  normal interval they were built with);
+* every other selector: the empirical interval from the cross-fitted held-out errors of the pool's
+  models (``calibration.csv``), in the spirit of CV+, with the estimate corrected by their mean (the
+  estimator's bias on models it never saw).
 
-* uniform random sampling (plain mean): the exact finite-population (hypergeometric)
-  interval for the model's accuracy on all N items;
-* uniform random sampling read by the cross-fitted difference estimator (``random_difference``):
-  a Student-t interval with k - 2 degrees of freedom, the estimate plus or minus the t quantile times
-  the standard deviation the estimator gives from its cross-fitted residuals on the k items, floored
-  so it never has zero width (the pool's answers it reads are in ``pool_answers.csv``; folders written
-  before it keep the normal interval they were built with); approximate, its coverage on held-out
-  models is on the card;
-* every other selector: the empirical interval from the cross-fitted held-out errors of
-  the pool's models stored in the folder (``calibration.csv``): a cross-fitted interval in the
-  spirit of CV+, whose coverage is marginal and measured, not guaranteed at the level.
+Every estimate and both ends of its interval are accuracies in [0, 100] points.
 
-The text and JSON outputs name the interval (``INTERVALS``). Every estimate and both ends of its
-interval are accuracies in [0, 1]: the difference and IRT estimators clip where they estimate, and
-``score`` clips every other estimator's value the same way.
-
-A pool model is *distinguishable* from the new model when their accuracies differ by at
-least the card's MDAD: at such gaps the micro-benchmark orders a pair correctly at least
-the card's threshold (80%) of the time. A scored model whose name is a pool model's (``pool.csv``) is
-said to be one (``in_pool``; its answers are among those the micro-benchmark learnt from, so its estimate
-is in-sample) and is not compared with itself.
-
-A log is read with the metric the bundle was built on (``micro.json``'s ``lm_eval_metric``, from the
-bundle's items.csv or provenance.json: ``acc_norm`` for the leaderboard's GPQA and BBH), else ``acc``,
-unless ``metric`` names another; the output says which, and which filter of the logs it read (the one
-``log_filter`` names, else the only one a log records; a filter asked for that a log does not record is
-refused, naming the log and the filters it records). Documents are matched to items as the folder
-records them (``lm_eval_tasks``: each micro task's harness task, documents and their items), so a log
-of ``leaderboard_gpqa_main`` scores the items ``gpqa_main_NNN``.
+**Verdicts** (:mod:`mbutils.micro.verdicts`): the new model is better than a pool model when the lower
+end of its interval at ``verdict_level`` (95%) is above that model's full accuracy (known: pool models
+were run on every item) and the chance that it is not better, given its answers and the pool as the
+population of models, is at most 5%; worse likewise; otherwise they cannot be told apart. The card
+states how often such verdicts were wrong on held-out models. The card's MDAD is not used: it is
+about two micro scores, not a micro score against a known accuracy. A scored model whose name is a pool
+model's is said to be one (``in_pool``; its estimate is in-sample) and is not compared with itself.
 """
 
 from __future__ import annotations
@@ -46,8 +31,8 @@ import numpy as np
 import pandas as pd
 
 from mbutils.micro.answers import ScoreError, folder_metric, listed_names, read_answers  # noqa: F401 (ScoreError: public here)
-from mbutils.methods.estimators import clip_accuracy
-from mbutils.micro.intervals import empirical_interval, hypergeometric_interval
+from mbutils.micro.heldout import calibration_errors, estimate_and_interval, posterior_for, raw_evidence
+from mbutils.micro.verdicts import VERDICT_LEVEL, verdict_sentence, verdicts
 from mbutils.micro.difference import DESCRIPTION, describe
 from mbutils.micro.folder import MicroFolder, read_micro
 
@@ -57,8 +42,8 @@ INTERVALS = {"hypergeometric": "exact finite-population (hypergeometric) interva
              "normal": DESCRIPTION}
 
 
-def score(folder, paths, *, level: float = 0.9, metric: str | None = None,
-          log_filter: str | None = None) -> pd.DataFrame:
+def score(folder, paths, *, level: float = 0.9, metric: str | None = None, log_filter: str | None = None,
+          verdict_level: float = VERDICT_LEVEL) -> pd.DataFrame:
     """Estimated full-benchmark accuracy (points) with an interval, per new model.
 
     Parameters
@@ -79,16 +64,21 @@ def score(folder, paths, *, level: float = 0.9, metric: str | None = None,
         The lm-eval filter to read (``strict-match``, ``flexible-extract``): needed for logs that record
         several; a log that does not record it is refused (naming the log and the filters it records),
         and so is a responses.csv, which records none. By default a log's only filter is read.
+    verdict_level : float, default 0.95
+        Level of the verdicts' interval: better / worse than a pool model when it lies wholly above /
+        below that model's accuracy.
 
     Returns
     -------
     pandas.DataFrame
         One row per model: model, estimate, low, high (points, all in [0, 100]), level, interval (its
         kind: ``"hypergeometric"``, ``"normal"`` (the difference estimator's own, Student-t) or
-        ``"empirical"``), above, below, indistinguishable (lists of pool models, never the model itself),
-        mdad (points, NaN when the card has none or its interval is open at the top: then no pool model is
-        told apart), metric and filter (the lm-eval metric and filter read; None for a responses.csv) and
-        in_pool (the model's name is a pool model's).
+        ``"empirical"``), bias_correction (points added to the raw estimate: minus the cross-fitted
+        mean error for the empirical kind, else 0), verdict_level, verdict_low, verdict_high (the
+        verdicts' interval), above, below, indistinguishable (lists of pool models the model is better
+        than, worse than, or cannot be told from at ``verdict_level``; never the model itself), mdad (the
+        card's, for reference), metric and filter (the lm-eval metric and filter read; None for a
+        responses.csv) and in_pool (the model's name is a pool model's).
 
     Examples
     --------
@@ -113,32 +103,33 @@ def score(folder, paths, *, level: float = 0.9, metric: str | None = None,
                          "of a multiple-choice task, or build the micro-benchmark with a 0/1 variant "
                          "(e.g. anchor_points_binary)")
     kind = micro_folder.meta["interval"]
-    if kind == "normal":  # the difference estimator: its own interval (Student-t, or a legacy folder's normal)
-        estimate, low, high = micro.interval(answers.correct, level)
-        bounds = np.stack([low, high], axis=1)
-    elif kind == "hypergeometric":
-        estimate = clip_accuracy(micro.estimate(answers.correct, answers.confidence))
-        hits = np.rint(answers.correct[:, micro.items].sum(1)).astype(np.int64)
-        bounds = hypergeometric_interval(hits, micro_folder.k, micro_folder.n_items, level)
-    else:
-        estimate = clip_accuracy(micro.estimate(answers.correct, answers.confidence))
-        errors = micro_folder.calibration["error"].to_numpy(np.float64) if len(micro_folder.calibration) else []
-        bounds = empirical_interval(estimate, errors, level)
-    mdad = card_mdad(micro_folder.card)
+    errors = calibration_errors(micro_folder.calibration) if kind == "empirical" else np.zeros(0)
+
+    def scored(at: float):
+        return estimate_and_interval(kind, micro, answers.correct, answers.confidence, errors,
+                                     micro_folder.n_items, at)
+
+    estimate, bounds = scored(level)
+    _, verdict_bounds = scored(verdict_level)
     pool = micro_folder.pool
-    names = pool["model"].astype(str)
-    acc = 100.0 * pool["accuracy"].to_numpy(np.float64)
+    names = pool["model"].astype(str).to_numpy()
+    same = np.asarray(answers.models, dtype=str)[:, None] == names[None, :]
+    pools = np.where(same, np.nan, pool["accuracy"].to_numpy(np.float64)[None, :])  # never itself
+    posterior = posterior_for(kind, micro, raw_evidence(kind, micro, answers.correct, answers.confidence), pools,
+                              n_items=micro_folder.n_items, errors=errors)
+    better, worse = verdicts(verdict_bounds[:, 0], verdict_bounds[:, 1], pools, posterior, verdict_level)
+    bias = 100.0 * float(errors.mean()) if len(errors) else 0.0
     rows = []
-    for name, est, (low, high) in zip(answers.models, 100.0 * estimate, 100.0 * bounds):
-        gap = est - acc
-        other = (names != str(name)).to_numpy()  # a pool model scored as new is not compared with itself
-        sure = np.isfinite(mdad) & (np.abs(gap) >= mdad)
-        rows.append({"model": name, "estimate": float(est), "low": float(low), "high": float(high),
-                     "level": float(level), "interval": kind, "mdad": mdad,
+    for i, name in enumerate(answers.models):
+        other = names != str(name)  # a pool model scored as new is not compared with itself
+        rows.append({"model": name, "estimate": float(100 * estimate[i]), "low": float(100 * bounds[i, 0]),
+                     "high": float(100 * bounds[i, 1]), "level": float(level), "interval": kind,
+                     "bias_correction": -bias, "verdict_level": float(verdict_level),
+                     "verdict_low": float(100 * verdict_bounds[i, 0]),
+                     "verdict_high": float(100 * verdict_bounds[i, 1]), "mdad": card_mdad(micro_folder.card),
                      "metric": answers.metric, "filter": answers.log_filter, "in_pool": not other.all(),
-                     "above": pool["model"][other & sure & (gap > 0)].tolist(),
-                     "below": pool["model"][other & sure & (gap < 0)].tolist(),
-                     "indistinguishable": pool["model"][other & ~sure].tolist()})
+                     "above": names[other & better[i]].tolist(), "below": names[other & worse[i]].tolist(),
+                     "indistinguishable": names[other & ~better[i] & ~worse[i]].tolist()})
     table = pd.DataFrame(rows)
     table.attrs["filter_given"] = log_filter is not None
     return table
@@ -157,6 +148,19 @@ def card_mdad(card: dict) -> float:
     if not (_finite(card.get("mdad")) and _finite(card.get("ci_high"))):
         return float("nan")
     return float(card["mdad"])
+
+
+def _held_out_rate(card: dict) -> str:
+    """The card's measured error rate of these verdicts, in one sentence ('' when the card has none)."""
+    held = (card.get("held_out") or {})
+    part = held.get("calibration") or held.get("excluded")
+    if not part or not part.get("models"):
+        return ""
+    made, wrong = int(part["verdicts"]), int(part["false_verdicts"])
+    share = f"{100 * wrong / made:.1f}%" if made else "none made"
+    return (f"On {part['models']} held-out pool models, {wrong} of {made} such verdicts were wrong ({share}); "
+            f"bias {part['bias']:+.1f} points, {100 * part['coverage']:.0f}% of {100 * held['level']:g}% intervals "
+            "covered (card.json's held_out).")
 
 
 def _no_mdad_reason(card: dict) -> str:
@@ -188,7 +192,12 @@ def format_scores(table: pd.DataFrame, folder: MicroFolder, fmt: str = "text", g
                            "interval_method": method,
                            "metric": row.metric, "filter": getattr(row, "filter", None),
                            "in_pool": bool(getattr(row, "in_pool", False)),
-                           "mdad": None if not np.isfinite(row.mdad) else row.mdad,
+                           "bias_correction": round(row.bias_correction, 4),
+                           "verdicts": {"level": row.verdict_level,
+                                        "interval": [round(row.verdict_low, 4), round(row.verdict_high, 4)],
+                                        "better_than": row.above, "worse_than": row.below,
+                                        "cannot_tell": row.indistinguishable},
+                           "card_mdad": None if not np.isfinite(row.mdad) else row.mdad,
                            "above": row.above, "below": row.below, "indistinguishable": row.indistinguishable}
                for row in table.itertuples()}
         return json.dumps(out, indent=2) + "\n"
@@ -213,13 +222,17 @@ def format_scores(table: pd.DataFrame, folder: MicroFolder, fmt: str = "text", g
             lines.append(f"  Note: {row.model} is one of this micro-benchmark's pool models (pool.csv): its answers "
                          "are among those the micro-benchmark was built from, so this estimate is in-sample, and it "
                          "is not compared with itself.")
-        if not np.isfinite(row.mdad):
-            lines.append(f"  No pool model can be told apart reliably: {_no_mdad_reason(folder.card)}.")
-            continue
-        lines.append(f"  At the card's MDAD ({row.mdad:g} points, {100 * folder.card['threshold']:g}% agreement"
-                     + (f"; {folder.card['note']}" if folder.card.get("note") else "") + "):")
-        lines.append(f"  better than {len(row.above)} pool models ({listed_names(row.above) or 'none'}),")
-        lines.append(f"  worse than {len(row.below)} ({listed_names(row.below) or 'none'}),")
-        lines.append(f"  not distinguishable from {len(row.indistinguishable)} "
-                     f"({listed_names(row.indistinguishable) or 'none'}).")
+        if row.bias_correction:
+            lines.append(f"  The estimate is corrected by {row.bias_correction:+.1f} points, minus the mean error of this "
+                         "micro-benchmark on held-out pool models (calibration.csv).")
+        lines.append(f"  Verdicts at {100 * row.verdict_level:g}% (its {100 * row.verdict_level:g}% interval "
+                     f"{row.verdict_low:.1f} to {row.verdict_high:.1f} against each pool model's full accuracy): "
+                     + verdict_sentence(len(row.above), len(row.below), len(row.indistinguishable), row.verdict_level)
+                     + ".")
+        lines.append(f"  better than: {listed_names(row.above) or 'none'}; worse than: "
+                     f"{listed_names(row.below) or 'none'}.")
+    rate = _held_out_rate(folder.card)
+    if rate:
+        lines.append("")
+        lines.append(rate)
     return "\n".join(lines) + "\n"

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mbutils.base.errors import MbutilsError
+from mbutils.base.errors import ShippedError
 from mbutils.base.jsonfiles import json_text, read_json
 from mbutils.base.tables import csv_safe, read_csv_table
 
@@ -38,10 +38,6 @@ FORMAT = "mbutils-shipped-micro/1"
 #: Bundle -> sizes shipped, and the protocol runs and seed of every choice and card.
 PLAN = {"gpqa": (25, 50, 100), "bbh-leaderboard": (50, 100, 250), "mmlu-pro-leaderboard": (50, 100, 250)}
 RUNS, SEED = 20, 0
-
-
-class ShippedError(MbutilsError, ValueError):
-    """A shipped micro-benchmark that does not exist or cannot be used."""
 
 
 #: Each shipped folder's list of its files' SHA-256 (written by :func:`write_hashes`).
@@ -172,7 +168,7 @@ def _table(path: Path, text: tuple) -> pd.DataFrame:
 def _items(folder: Path, rec: dict) -> pd.DataFrame:
     """``items.csv``, checked as every micro-benchmark's items are (each named once, positive weights that
     sum to 1 for a weighted mean, as many as k)."""
-    from mbutils.micro.folder import check_items, check_sizes, weights_sum_to_one
+    from mbutils.micro.checks import check_items, check_sizes, weights_sum_to_one
 
     path = folder / "items.csv"
     items = _table(path, ("item",))
@@ -184,8 +180,8 @@ def _items(folder: Path, rec: dict) -> pd.DataFrame:
 def check_shipped(folder: Path, rec: dict) -> None:
     """The values of a shipped record and its tables, as a micro-benchmark folder's are checked: the keys
     :func:`freeze` writes, of their types; its name, bundle and k those of its folder; the card
-    (:func:`~mbutils.micro.folder.check_card`); the items, pool and calibration."""
-    from mbutils.micro.folder import check_card
+    (:func:`~mbutils.micro.checks.check_card`); the items, pool and calibration."""
+    from mbutils.micro.checks import check_card
 
     path = folder / "shipped.json"
     absent = [key for key in KEYS if key not in rec]

@@ -1,26 +1,27 @@
 """``score``'s verdicts: is a new model better than a pool model, worse, or can it not be told apart?
 
-A verdict is a test at a stated level (:data:`VERDICT_LEVEL`, 95% by default). The pool models were run
-on every item, so a pool model M's full accuracy ``acc(M)`` is known exactly and the uncertainty of
-``acc(N) - acc(M)`` is the new model N's alone: the interval of the difference is N's interval for its
-accuracy shifted by ``acc(M)``. So
+The pool models were run on every item, so a pool model M's full accuracy ``acc(M)`` is known exactly:
+the uncertainty of ``acc(N) - acc(M)`` is the new model N's alone. A verdict needs two things at the
+stated level (:data:`VERDICT_LEVEL`, 95%):
 
-* **better than M** when the lower end of N's interval at the level is above ``acc(M)``;
-* **worse than M** when its upper end is below ``acc(M)``;
-* **cannot tell** otherwise.
+* **the test**: N's interval at the level lies wholly above ``acc(M)`` (better) or below it (worse), a
+  one-sided test at ``(1 - level) / 2`` with the estimator's own interval (exact hypergeometric for a
+  uniform random sample, Student-t for the difference estimator, the cross-fitted empirical interval
+  otherwise), so an estimator's bias is in it. All of a model's verdicts read one interval, so they
+  hold together whenever it covers.
+* **the error rate**: among the verdicts made, the share that is wrong is at most ``1 - level``. Coverage
+  alone does not give this: a model whose interval misses is judged against every pool model between its
+  accuracy and its interval, and where pool models crowd (most of GPQA's lie within ten points) one miss
+  makes a hundred wrong verdicts while a covered model makes few. So a verdict also needs the chance that
+  it is wrong, given the model's answers, to be at most ``1 - level``: the posterior chance that
+  ``acc(N) <= acc(M)`` (for "better"), with the pool's accuracies (smoothed, and a floor of
+  :data:`PRIOR_FLOOR` spread evenly so a model beyond the pool can be found better than all of it) as
+  the population a new model comes from, and the estimator's own law as the likelihood. When new models
+  are like the pool's, the verdicts so made are wrong at most that often on average (a local false sign
+  rate, Stephens 2017); :func:`held_out_measures` measures it on models the micro-benchmark never saw.
 
-Each verdict is a one-sided test of ``acc(N) <= acc(M)`` (or ``>=``) at ``(1 - level) / 2``, and since
-all of a model's verdicts read one interval, they hold *together* whenever that interval covers: the
-chance that any of N's verdicts is wrong is at most the interval's miss rate, ``1 - level`` when it
-covers at its nominal level. The interval is the estimator's own (exact hypergeometric for a uniform
-random sample, Student-t for the difference estimator, the cross-fitted empirical interval otherwise),
-so an estimator's bias is in it, not in an unstated margin. The card's MDAD is not used: it measures
-how two *micro* scores order against each other, not a micro score against a known accuracy.
-
-:func:`held_out_measures` measures all of it on models the micro-benchmark never saw (the cross-fitted
-pool models and the models held out of a build): bias and RMSE of the estimate, coverage of the interval,
-and the share of the verdicts made that are wrong against the full accuracies. :func:`shipping_problems`
-is the rule a shipped micro-benchmark must pass.
+The card's MDAD is not used: it is about how two *micro* scores order, not a micro score against a
+known accuracy. :func:`shipping_problems` is the rule a shipped micro-benchmark must pass.
 """
 
 from __future__ import annotations
@@ -35,12 +36,96 @@ VERDICT_LEVEL = 0.95
 MAX_BIAS_SHARE = 0.5
 #: Binomial standard errors a measured coverage or false-verdict rate may stray from its bound.
 SLACK_SE = 2.0
+#: Share of the population prior spread evenly over [0, 1] (the rest: the pool's smoothed accuracies).
+PRIOR_FLOOR = 0.05
+#: Points of the accuracy grid the posterior lives on (at most; a bundle of N items uses N + 1 if fewer).
+GRID_POINTS = 1001
 
 
-def verdicts(low, high, pool_accuracy) -> tuple[np.ndarray, np.ndarray]:
-    """Masks ``(better, worse)`` of shape (models, pool): N above / below each pool model at the interval's level.
+def accuracy_grid(n_items: int) -> np.ndarray:
+    """The accuracies a posterior is computed at: every K / N when N is at most 1,000, else 1,001 points."""
+    return np.linspace(0.0, 1.0, min(int(n_items) + 1, GRID_POINTS))
 
-    ``low``, ``high``: each new model's interval (fractions or points, as ``pool_accuracy``).
+
+def population_prior(grid: np.ndarray, pool_accuracy, floor: float = PRIOR_FLOOR) -> np.ndarray:
+    """Prior mass on ``grid`` (rows summing to 1): the pool's accuracies smoothed by a normal kernel
+    (Silverman's bandwidth, at least one grid step), mixed with ``floor`` spread evenly.
+
+    ``pool_accuracy``: one pool (p,) or one row per model (m, p), NaN for no model; returns (rows, G).
+
+    Examples
+    --------
+    >>> grid = accuracy_grid(10)
+    >>> prior = population_prior(grid, [0.3, 0.3, 0.4])
+    >>> prior.shape, bool(np.isclose(prior.sum(), 1)), int(np.argmax(prior[0]))
+    ((1, 11), True, 3)
+    """
+    pool = np.atleast_1d(np.asarray(pool_accuracy, dtype=np.float64))
+    pool = pool[None, :] if pool.ndim == 1 else pool
+    step = grid[1] - grid[0] if len(grid) > 1 else 1.0
+    column = np.nanmax(np.where(np.isfinite(pool), pool, -np.inf), axis=0)
+    shared = bool(np.all(np.isfinite(pool) <= (pool == column[None, :])))  # each column one model (or NaN)
+    if shared and np.isfinite(column).sum() >= 3:
+        # one pool with some models left out of some rows: the whole pool's kernels less the left-out ones
+        values = column[np.isfinite(column)]
+        width = max(1.06 * values.std(ddof=1) * len(values) ** -0.2, step)
+        kernels = np.exp(-0.5 * ((grid[:, None] - np.where(np.isfinite(column), column, np.inf)[None, :])
+                                 / width) ** 2)
+        dens = kernels.sum(1)[None, :] - (~np.isfinite(pool)).astype(np.float64) @ kernels.T
+        dens = np.maximum(dens, 0.0)
+        few = np.isfinite(pool).sum(1) < 2
+        dens[few] = 1.0
+    else:
+        rows = []
+        for row in pool:
+            values = row[np.isfinite(row)]
+            if len(values) < 2:
+                rows.append(np.ones_like(grid))
+                continue
+            width = max(1.06 * values.std(ddof=1) * len(values) ** -0.2, step)
+            rows.append(np.exp(-0.5 * ((grid[:, None] - values[None, :]) / width) ** 2).sum(1))
+        dens = np.array(rows)
+    return (1 - floor) * dens / dens.sum(1, keepdims=True) + floor / len(grid)
+
+
+class Posterior:
+    """Each model's posterior mass on an accuracy grid: the chances that its accuracy is at most, or at
+    least, given values."""
+
+    def __init__(self, grid: np.ndarray, likelihood: np.ndarray, prior: np.ndarray):
+        mass = np.asarray(likelihood, dtype=np.float64) * prior
+        total = mass.sum(axis=1, keepdims=True)
+        flat = ~(total[:, 0] > 0)  # answers no accuracy on the grid explains: the prior alone
+        mass[flat] = np.broadcast_to(prior, mass.shape)[flat]
+        self.grid = grid
+        self.mass = mass / mass.sum(axis=1, keepdims=True)
+        self._below = np.cumsum(self.mass, axis=1)
+
+    def _cumulative(self, values, side: str) -> np.ndarray:
+        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        values = values[None, :] if values.ndim == 1 else values
+        index = np.searchsorted(self.grid + 1e-12 * (side == "left") - 1e-12 * (side == "right"),
+                                np.nan_to_num(values, nan=-1.0), side=side) - 1
+        rows = np.arange(len(self.mass))[:, None]
+        out = np.where(index >= 0, self._below[rows, np.clip(index, 0, None)], 0.0)
+        return np.where(np.isfinite(values), out, np.nan)
+
+    def at_most(self, values) -> np.ndarray:
+        """P(accuracy <= v) for each model (rows) and value (columns; one row of values for all, or one per model)."""
+        return self._cumulative(values, "right")
+
+    def at_least(self, values) -> np.ndarray:
+        """P(accuracy >= v), as :meth:`at_most`."""
+        return 1.0 - self._cumulative(values, "left")
+
+
+def verdicts(low, high, pool_accuracy, posterior: Posterior | None = None,
+             level: float = VERDICT_LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """Masks ``(better, worse)`` of shape (models, pool): N above / below each pool model at the interval's
+    level, and, given a ``posterior``, with a chance of at most ``1 - level`` of being wrong.
+
+    ``low``, ``high``: each new model's interval (fractions or points, as ``pool_accuracy``, which is one
+    pool for all, or one row per model; NaN cells compare with nothing).
 
     Examples
     --------
@@ -50,10 +135,16 @@ def verdicts(low, high, pool_accuracy) -> tuple[np.ndarray, np.ndarray]:
     """
     low = np.atleast_1d(np.asarray(low, dtype=np.float64))[:, None]
     high = np.atleast_1d(np.asarray(high, dtype=np.float64))[:, None]
-    pool = np.atleast_1d(np.asarray(pool_accuracy, dtype=np.float64))[None, :]
+    pool = np.atleast_1d(np.asarray(pool_accuracy, dtype=np.float64))
+    pool = pool[None, :] if pool.ndim == 1 else pool  # (models, pool): each model its own pool (NaN: none)
     if low.shape != high.shape:
         raise ResultsError(f"verdicts: {low.shape[0]} lower ends but {high.shape[0]} upper ends")
-    return low > pool, high < pool
+    better, worse = low > pool, high < pool
+    if posterior is not None:
+        alpha = 1.0 - level
+        better &= posterior.at_most(pool) <= alpha
+        worse &= posterior.at_least(pool) <= alpha
+    return better, worse
 
 
 def verdict_sentence(n_better: int, n_worse: int, n_unclear: int, level: float = VERDICT_LEVEL) -> str:
@@ -69,19 +160,22 @@ def verdict_sentence(n_better: int, n_worse: int, n_unclear: int, level: float =
 
 
 def held_out_measures(estimates, lows, highs, truths, pool_truths, *, same=None,
-                      level: float = VERDICT_LEVEL) -> dict:
+                      level: float = VERDICT_LEVEL, posterior: Posterior | None = None) -> dict:
     """Bias, RMSE, coverage and false-verdict rate of held-out models (fractions in, points out).
 
     Parameters
     ----------
     estimates, lows, highs, truths : array_like of shape (m,)
         Each held-out model's estimate, its interval at ``level`` and its full accuracy.
-    pool_truths : array_like of shape (p,)
-        Full accuracies of the models a verdict compares with.
+    pool_truths : array_like of shape (p,) or (m, p)
+        Full accuracies of the models a verdict compares with (one row per model when each has its own
+        pool; NaN cells are no model).
     same : array_like of bool, shape (m, p), optional
         Pairs that are one model (not compared: a model is never judged against itself).
     level : float
         The level ``lows``/``highs`` were computed at (recorded, and the bound of the false rate).
+    posterior : Posterior, optional
+        The models' posteriors, for verdicts made as ``score`` makes them (:func:`verdicts`).
 
     Returns
     -------
@@ -98,6 +192,7 @@ def held_out_measures(estimates, lows, highs, truths, pool_truths, *, same=None,
     """
     est, low, high, truth = (np.atleast_1d(np.asarray(a, dtype=np.float64)) for a in (estimates, lows, highs, truths))
     pool = np.atleast_1d(np.asarray(pool_truths, dtype=np.float64))
+    pool = pool[None, :] if pool.ndim == 1 else pool
     if not (est.shape == low.shape == high.shape == truth.shape):
         raise ResultsError("held_out_measures: estimates, interval ends and truths differ in length")
     out = {"level": float(level), "models": int(len(est))}
@@ -106,11 +201,11 @@ def held_out_measures(estimates, lows, highs, truths, pool_truths, *, same=None,
                 "verdicts": 0, "false_verdicts": 0, "false_rate": np.nan, "models_with_false": 0}
     error = est - truth
     inside = (low - 1e-12 <= truth) & (truth <= high + 1e-12)
-    better, worse = verdicts(low, high, pool)
+    better, worse = verdicts(low, high, pool, posterior, level)
     if same is not None:
         keep = ~np.asarray(same, dtype=bool)
         better, worse = better & keep, worse & keep
-    wrong = (better & ~(truth[:, None] > pool[None, :])) | (worse & ~(truth[:, None] < pool[None, :]))
+    wrong = (better & ~(truth[:, None] > pool)) | (worse & ~(truth[:, None] < pool))
     made = int(better.sum() + worse.sum())
     return {**out, "bias": float(100 * error.mean()), "rmse": float(100 * np.sqrt(np.mean(error ** 2))),
             "half_width": float(100 * np.median((high - low) / 2)), "covered": int(inside.sum()),

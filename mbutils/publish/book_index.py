@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 #: MyST block syntax (the transform in :mod:`mbutils.publish.standalone` reads the same blocks)
-_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
-_DIRECTIVE = re.compile(r"^\{(?P<name>[A-Za-z0-9_:+.-]+)\}\s*(?P<arg>.*)$")
-_OPTION = re.compile(r"^\s*:(?P<key>[A-Za-z0-9_-]+):\s*(?P<value>.*)$")
-_TARGET = re.compile(r"^\s*\((?P<label>[^()\s]+)\)=\s*$")
+FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
+DIRECTIVE = re.compile(r"^\{(?P<name>[A-Za-z0-9_:+.-]+)\}\s*(?P<arg>.*)$")
+OPTION = re.compile(r"^\s*:(?P<key>[A-Za-z0-9_-]+):\s*(?P<value>.*)$")
+TARGET = re.compile(r"^\s*\((?P<label>[^()\s]+)\)=\s*$")
 _HEADING = re.compile(r"^(?P<level>#{1,6})\s+(?P<text>.*?)\s*#*\s*$")
 
 
@@ -70,23 +70,23 @@ def page_labels(text: str) -> tuple[str | None, dict[str, str]]:
         lines = lines[end + 1:]
     title, labels, pending, fence = None, {}, None, None
     for i, line in enumerate(lines):
-        m = _FENCE.match(line)
+        m = FENCE.match(line)
         if fence:
             if m and m["fence"][0] == fence[0] and len(m["fence"]) >= len(fence) and not m["info"].strip():
                 fence = None
             continue
         if m and (m["fence"][0] != ":" or m["info"].lstrip().startswith("{")):
             fence = m["fence"]
-            d = _DIRECTIVE.match(m["info"].strip())
+            d = DIRECTIVE.match(m["info"].strip())
             if d and d["name"] == "exercise":
                 for option in lines[i + 1:]:
-                    o = _OPTION.match(option)
+                    o = OPTION.match(option)
                     if not o:
                         break
                     if o["key"] == "label":
                         labels[o["value"].strip()] = d["arg"].strip() or "Exercise"
             continue
-        if t := _TARGET.match(line):
+        if t := TARGET.match(line):
             pending = t["label"]
         elif h := _HEADING.match(line):
             heading = h["text"].strip()

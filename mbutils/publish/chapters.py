@@ -22,13 +22,13 @@ import tokenize
 from contextlib import contextmanager
 from pathlib import Path
 
-from mbutils.data.datapath import pin_environment
-from mbutils.base.errors import ChapterError
+from mbutils.data.datapath import data_environment
+from mbutils.base.errors import ChapterError, ChapterParameterError
 from mbutils.base.folders import clear_stale
 from mbutils.book.escaping import literal
 from mbutils.book.profiles import PROFILES
 from mbutils.base.validation import check_choice
-from mbutils.publish.preflight import ChapterParameterError, check_values, run_chapter_wording
+from mbutils.publish.preflight import check_values, run_chapter_wording
 
 SOURCE_CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"  # present in a source checkout
 CHAPTERS_ENV = "MBUTILS_CHAPTERS"
@@ -216,7 +216,7 @@ PARAMETER_BOUNDS = {"runs": (1, 100_000), "source_runs": (1, 100_000), "sources"
 
 def _check_params(chapter: Path, params: dict) -> dict:
     """The typed values of ``params``: parameters the chapter has, counts within :data:`PARAMETER_BOUNDS`
-    (else a :class:`~mbutils.publish.preflight.ChapterParameterError`)."""
+    (else a :class:`~mbutils.base.errors.ChapterParameterError`)."""
     known = chapter_parameters(chapter)
     unknown = [name for name in params if name not in known]
     if unknown:
@@ -358,7 +358,7 @@ def render_html(notebook: Path, html_path: Path) -> Path:
     return html_path
 
 
-def _kernel_manager_class(socket_dir: str, log: Path | None = None):
+def kernel_manager_class(socket_dir: str, log: Path | None = None):
     """A kernel manager that talks to the kernel over Unix sockets (IPC) where the system has them,
     and starts it under a guard that ends it, workers included, if this process is killed; the
     kernel's standard output and error (and its workers') go to the file ``log``.
@@ -417,7 +417,7 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
     ``preflight`` (run-chapter's): also check the values against the data before the kernel starts
     (:mod:`mbutils.publish.preflight`: bundles that exist, sizes and pools that fit), so a value the chapter
     would fail on or quietly change is refused with a
-    :class:`~mbutils.publish.preflight.ChapterParameterError`. Without it a name that reaches no bundle
+    :class:`~mbutils.base.errors.ChapterParameterError`. Without it a name that reaches no bundle
     fails in the cell that loads it, and sizes past the seen half are dropped, as the page's banner says.
     """
     import papermill
@@ -427,7 +427,6 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
     source = chapter_path(chapter)
     if profile is not None:
         check_choice(profile, PROFILES, "profile", ChapterError)
-    pin_environment()  # the kernel's working directory is chapters/, not the caller's
     values = _check_params(source, dict(params or {}))
     if preflight:
         check_values(source.stem, chapter_parameters(source), values, profile=profile)
@@ -440,11 +439,13 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
     with tempfile.TemporaryDirectory(prefix="mbutils-kernel-") as sockets, \
             tempfile.TemporaryDirectory(dir=out, prefix=f".{source.stem}-{os.getpid()}-") as tmp:
         log = Path(sockets) / "kernel.log"
-        manager = {"kernel_manager_class": cls} if (cls := _kernel_manager_class(sockets, log)) else {}
+        manager = {"kernel_manager_class": cls} if (cls := kernel_manager_class(sockets, log)) else {}
         executed = Path(tmp) / f"{source.stem}.ipynb"
         unexecuted = to_notebook(source, Path(tmp) / f"{source.stem}.source.ipynb", values=values)
         try:
-            with _environment({"MBUTILS_PROFILE": profile} if profile else {}), _quiet("papermill"):
+            # the kernel's working directory is chapters/, not the caller's: it gets MBUTILS_DATA's folders absolute
+            with _environment({**data_environment(), **({"MBUTILS_PROFILE": profile} if profile else {})}), \
+                    _quiet("papermill"):
                 papermill.execute_notebook(
                     str(unexecuted), str(executed), parameters=values, kernel_name=kernel,
                     cwd=str(source.parent), progress_bar=progress, log_output=False,

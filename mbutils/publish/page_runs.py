@@ -91,10 +91,10 @@ def _execute(path: Path, notebook, nb_config):
     """Execute one page in its own folder, its kernel under the book's kernel guard."""
     from jupyter_cache.executors.utils import single_nb_execution
 
-    from mbutils.publish.chapters import _kernel_manager_class
+    from mbutils.publish.chapters import kernel_manager_class
 
     with tempfile.TemporaryDirectory(prefix="mbutils-kernel-") as sockets:
-        manager = _kernel_manager_class(sockets)
+        manager = kernel_manager_class(sockets)
         extra = {"kernel_manager_class": manager} if manager is not None else {}
         return single_nb_execution(notebook, cwd=str(path.parent), timeout=nb_config.execution_timeout,
                                    allow_errors=nb_config.execution_allow_errors, meta_override=True, **extra)

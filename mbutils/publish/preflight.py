@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 
-from mbutils.base.errors import ChapterError, MbutilsError
+from mbutils.base.errors import ChapterParameterError, MbutilsError
 
 #: Parameters that name bundles: comma-separated names, folders or ``synthetic-*`` (``cases``:
 #: BUNDLE:TARGET_SET pairs; the synthetic chapter's ``data``: REAL:STAND_IN pairs).
@@ -38,10 +38,6 @@ _OPTIONS = {"--missing drop-models": ("missing", "-p missing drop_models"),
             "--runs": ("runs", "-p runs N"), "--seed": ("seed", "-p seed N"), "--sizes": ("sizes", "-p sizes K,K"),
             "--frontier": ("frontier", "-p frontier SHARE"), "--threshold": ("threshold", "-p threshold T")}
 _OPTION = re.compile("(?:" + "|".join(re.escape(o) for o in sorted(_OPTIONS, key=len, reverse=True)) + r")(?![\w-])")
-
-
-class ChapterParameterError(ChapterError):
-    """A parameter value a chapter cannot use, refused before its kernel starts (exit status 2)."""
 
 
 def run_chapter_wording(message: str, parameters) -> str:
@@ -171,11 +167,11 @@ def _check_sizes(run: _Run) -> None:
 def _check_pool(run: _Run) -> None:
     """The sources and targets (the reader's, or fitted to the pool as the chapter fits them) fit every
     bundle the experiments run on, by the rule and in the words of ``experiment``."""
-    from mbutils.book.params import _opt_int
+    from mbutils.book.params import optional_int
     from mbutils.methods.protocol import Protocol, check_protocol, fit_to_pool
 
     try:
-        sources, targets = _opt_int(run.value("sources"), "sources"), _opt_int(run.value("targets"), "targets")
+        sources, targets = optional_int(run.value("sources"), "sources"), optional_int(run.value("targets"), "targets")
     except MbutilsError as err:
         raise run.refuse(None, err) from None
     for name, param in run.experiment_bundles():

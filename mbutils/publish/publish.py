@@ -76,7 +76,7 @@ def build_book(copy: str = "default", out: str | Path | None = None, *, executio
     code whose executed notebooks this build reuses instead of executing them again."""
     if copy not in COPIES:
         raise MbutilsError(f"copy must be one of {', '.join(COPIES)}, got {copy!r}")
-    env = {**os.environ, "MBUTILS_COPY": copy}
+    env = {**os.environ, **data_environment(), "MBUTILS_COPY": copy}  # the data path's folders, absolute
     if execution_cache is not None:
         cache = Path(execution_cache).expanduser().resolve()
         if not cache.is_dir():

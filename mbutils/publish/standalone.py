@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mbutils.publish.book_index import _DIRECTIVE, _FENCE, _OPTION, _TARGET, Book, page_labels
+from mbutils.publish.book_index import DIRECTIVE, FENCE, OPTION, TARGET, Book, page_labels
 
 GLUE_PREFIX = "application/papermill.record/"
 #: sphinx's own labels, which no page defines
@@ -155,10 +155,10 @@ def _blocks(text: str, ctx: _Context) -> str:
     i = 0
     while i < len(lines):
         line = lines[i]
-        m = _FENCE.match(line)
+        m = FENCE.match(line)
         if m and m["fence"][0] == "`" and "`" in m["info"]:
             m = None  # '```x```' is a code span, not a fence (CommonMark)
-        directive = _DIRECTIVE.match(m["info"].strip()) if m else None
+        directive = DIRECTIVE.match(m["info"].strip()) if m else None
         if m and (directive or m["fence"][0] != ":"):
             flush()
             end = _closing(lines, i + 1, m["fence"])
@@ -169,7 +169,7 @@ def _blocks(text: str, ctx: _Context) -> str:
                 out.append("\n".join(lines[i:end + 1]))
             i = end + 1
             continue
-        if t := _TARGET.match(line):
+        if t := TARGET.match(line):
             flush()
             out.append(_anchor(t["label"]) or "")
         elif not _COMMENT.match(line):
@@ -183,7 +183,7 @@ def _closing(lines: list[str], start: int, fence: str) -> int:
     """Index of the line closing ``fence`` (CommonMark: same character, at least as long, no
     info string); the end of the text when none does."""
     for j in range(start, len(lines)):
-        m = _FENCE.match(lines[j])
+        m = FENCE.match(lines[j])
         if m and m["fence"][0] == fence[0] and len(m["fence"]) >= len(fence) and not m["info"].strip():
             return j
     return len(lines)
@@ -199,7 +199,7 @@ def _directive(name: str, arg: str, body: list[str], indent: str, ctx: _Context)
                 options[key.strip()] = value.strip()
             body = body[end + 1:]
     else:
-        while body and (o := _OPTION.match(body[0])):
+        while body and (o := OPTION.match(body[0])):
             options[o["key"]] = o["value"].strip()
             body = body[1:]
     while body and not body[0].strip():

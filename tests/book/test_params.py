@@ -17,11 +17,11 @@ def test_parameter_lists():
         book.int_list("10,x")
     with pytest.raises(BookError, match="parameter 'sizes': expected whole numbers"):
         book.int_list("10,2.5")
-    from mbutils.book.params import _opt_int
+    from mbutils.book.params import optional_int
 
-    assert _opt_int("3", "runs") == 3 and _opt_int(3.0, "runs") == 3 and _opt_int(None, "runs") is None
+    assert optional_int("3", "runs") == 3 and optional_int(3.0, "runs") == 3 and optional_int(None, "runs") is None
     for bad in (2.9, float("inf"), 1e999, float("nan"), "abc", "2.9", True):
         with pytest.raises(BookError, match="parameter 'runs': expected a whole number"):
-            _opt_int(bad, "runs")
+            optional_int(bad, "runs")
     assert book.name_list("a, b") == ["a", "b"] and book.name_list("None") is None
     assert parse_cases("gpqa:7b_instruct, bbh:x") == [("gpqa", "7b_instruct"), ("bbh", "x")]

@@ -378,9 +378,9 @@ def test_validate_says_when_a_valid_bundle_needs_missing(tmp_path):
 
 
 def test_run_chapter_uses_an_ipc_kernel_with_private_sockets(tmp_path):
-    from mbutils.publish.chapters import _kernel_manager_class
+    from mbutils.publish.chapters import kernel_manager_class
 
-    manager = _kernel_manager_class(str(tmp_path))
+    manager = kernel_manager_class(str(tmp_path))
     if manager is not None:  # None on Windows, which has no Unix sockets
         km = manager()
         assert km.transport == "ipc" and km.ip == str(tmp_path / "kernel")  # never a shared path in chapters/

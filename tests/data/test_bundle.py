@@ -453,9 +453,9 @@ def test_validate_and_load_read_each_file_once(tmp_path, monkeypatch):
     folder = make(tmp_path, {"confidence.csv": CONF, "target_sets.json": '{"t": ["org/a"]}',
                              "models.csv": "model,size\norg/a,1\n"})
     opened = []
-    original = files_mod._decode
+    original = files_mod.decode
     for module in (files_mod, metadata_mod):  # the CSV files are opened in files, target_sets.json in metadata
-        monkeypatch.setattr(module, "_decode", lambda path, log: opened.append(path.name) or original(path, log))
+        monkeypatch.setattr(module, "decode", lambda path, log: opened.append(path.name) or original(path, log))
     load_bundle(folder)
     assert sorted(opened) == sorted(["responses.csv", "items.csv", "confidence.csv", "models.csv", "target_sets.json"])
 

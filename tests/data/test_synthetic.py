@@ -128,7 +128,7 @@ def test_cache_roundtrip(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("regenerated instead of reading the cache")
 
-    monkeypatch.setattr(synthetic, "_simulate_arrays", boom)
+    monkeypatch.setattr(synthetic, "simulate_arrays", boom)
     start = time.perf_counter()
     cached = make_synthetic(name, seed=7)
     load_s = time.perf_counter() - start

@@ -105,8 +105,8 @@ def test_size_table_scans_only_until_every_level_is_reached(monkeypatch):
     population = pair_population(bench, truth="full")
     gaps, levels = [0.0, 1.0, 4.0, 10.0, 25.0], [0.6, 0.8, 0.95, 1.0]
     sized = []
-    real_matrix = planning_curves._matrix
-    monkeypatch.setattr(planning_curves, "_matrix", lambda hi, lo, n, ks, method: sized.append(len(ks)) or
+    real_matrix = planning_curves.probability_matrix
+    monkeypatch.setattr(planning_curves, "probability_matrix", lambda hi, lo, n, ks, method: sized.append(len(ks)) or
                         real_matrix(hi, lo, n, ks, method))
     table = size_table(population, gaps, levels)
     for gap in gaps:

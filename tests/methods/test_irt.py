@@ -8,7 +8,7 @@ from scipy.optimize import minimize
 
 from scipy.special import expit
 
-from mbutils.methods.irt import IRTError, _cell_terms, map_abilities, sigmoid
+from mbutils.methods.irt import IRTError, cell_terms, map_abilities, sigmoid
 from mbutils.methods.irt_fit import IRTModel
 
 
@@ -225,7 +225,7 @@ def test_cell_terms_equal_expit_and_its_log_in_both_tails():
     for sign in (np.ones_like(z), -np.ones_like(z)):
         mask = np.ones_like(z)
         mask[0, 3] = 0.0
-        nll, q = _cell_terms(z.copy(), sign, mask)
+        nll, q = cell_terms(z.copy(), sign, mask)
         ref = expit(np.clip(sign * z, -700.0, 700.0))
         np.testing.assert_allclose(q, ref, rtol=4e-16, atol=0)
         np.testing.assert_allclose(nll, -np.log(ref) * mask, rtol=1e-15, atol=1e-300)

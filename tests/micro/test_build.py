@@ -88,7 +88,11 @@ def test_build_then_score_matches_the_engine_with_confidences(fixture_bundle, tm
     bench = load_bundle(fixture_bundle)
     for row, model in enumerate(bench.models):
         _, engine = _engine_estimate(bench, "anchor_points", 3, 0, np.arange(3), row)
-        assert scored[model]["estimate"] == pytest.approx(100 * engine, abs=1e-4)
+        # score corrects the engine's estimate by minus the calibration's mean error, and nothing else
+        correction = -100 * pd.read_csv(tmp_path / "m" / "calibration.csv")["error"].mean()
+        assert scored[model]["bias_correction"] == pytest.approx(correction, abs=1e-4)
+        expected = float(np.clip(100 * engine + correction, scored[model]["interval"][0], scored[model]["interval"][1]))
+        assert scored[model]["estimate"] == pytest.approx(expected, abs=1e-4)
     # the confidence-reading estimate is not the 0/1 one
     weights = pd.read_csv(tmp_path / "m" / "items.csv")["weight"].to_numpy()
     assert weights.sum() == pytest.approx(1.0)

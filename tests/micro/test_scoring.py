@@ -147,24 +147,34 @@ def run_usage(*args):
         return exit_.code, "", ""
 
 
-def test_a_card_whose_interval_is_open_at_the_top_tells_no_pool_model_apart(tmp_path):
-    """A thin pool (8 models: 2 targets per run) widens the card's interval to [0, open]; its MDAD then
-    cannot say how close is too close, so score names no pool model better or worse."""
+def test_verdicts_need_the_interval_and_the_chance_of_being_wrong(tmp_path):
+    """A verdict is made only where the 95% interval excludes the pool model's accuracy and the posterior chance
+    of being wrong is at most 5%; the card's MDAD plays no part; the text says the level."""
     import numpy as np
 
     from helpers import random_benchmark
     from mbutils import build_micro, score
     from mbutils.micro.folder import read_micro
+    from mbutils.micro.heldout import posterior_for, raw_evidence
     from mbutils.micro.scoring import card_mdad, format_scores
 
-    bench = random_benchmark(n_models=9, subtask_sizes=(60,), seed=3, name="thin")
-    new = str(bench.models[0])
-    folder = build_micro(bench, "random", 20, exclude=[new], runs=3, out=tmp_path / "micro").path
+    bench = random_benchmark(n_models=40, subtask_sizes=(200,), seed=3, name="verdicts")
+    new = [str(m) for m in bench.models[:3]]
+    folder = build_micro(bench, "random", 60, exclude=new, runs=3, out=tmp_path / "micro").path
     micro = read_micro(folder)
-    assert micro.card["ci_high"] is None or not np.isfinite(micro.card["ci_high"])  # the widened interval
-    pd.DataFrame(bench.correct[[0]], columns=bench.items).assign(model=new).to_csv(tmp_path / "new.csv", index=False)
+    pd.DataFrame(bench.correct[:3], columns=bench.items).assign(model=new).to_csv(tmp_path / "new.csv", index=False)
     table = score(folder, [tmp_path / "new.csv"])
-    assert np.isnan(table.loc[0, "mdad"]) and table.loc[0, "above"] == [] and table.loc[0, "below"] == []
-    assert "No pool model can be told apart reliably" in format_scores(table, micro)
+    pool = micro.pool["accuracy"].to_numpy()
+    names = micro.pool["model"].astype(str).to_numpy()
+    evidence = raw_evidence("hypergeometric", micro.micro, bench.correct[:3], None)
+    post = posterior_for("hypergeometric", micro.micro, evidence, pool, n_items=bench.n_items)
+    for i, row in enumerate(table.itertuples()):
+        low, high = row.verdict_low / 100, row.verdict_high / 100
+        better = names[(low > pool) & (post.at_most(pool)[i] <= 0.05)]
+        worse = names[(high < pool) & (post.at_least(pool)[i] <= 0.05)]
+        assert sorted(row.above) == sorted(better) and sorted(row.below) == sorted(worse)
+        assert len(row.above) + len(row.below) + len(row.indistinguishable) == len(names)
+    assert sum(len(a) + len(b) for a, b in zip(table["above"], table["below"])) > 0  # it can say something
+    assert "Verdicts at 95%" in format_scores(table, micro)
     assert card_mdad({"mdad": 2.5, "ci_high": 4.0}) == 2.5 and np.isnan(card_mdad({"mdad": 2.5, "ci_high": None}))
     assert np.isnan(card_mdad({"mdad": None, "ci_high": 4.0}))

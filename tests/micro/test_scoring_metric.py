@@ -74,6 +74,6 @@ def test_a_responses_csv_names_no_metric(micro, tmp_path):
     path = tmp_path / "new.csv"
     pd.DataFrame([[1] * len(items)], columns=items).assign(model="new").to_csv(path, index=False)
     code, out, err = run("score", micro, path)
-    assert code == 0 and "no lm-eval metric read" in out, err
+    assert code == 0 and "no lm-eval metric or filter read" in out, err
     code, out, err = run("score", micro, path, "--format", "json")
     assert code == 0 and json.loads(out)["new"]["metric"] is None, err

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.data import datapath
-from mbutils.base.errors import MbutilsError
+from mbutils.base.errors import PaperResultsError
 
 # Re-exported: the chapters import these from here.
 from mbutils.evaluate.noise import random_within_ci_from  # noqa: F401
@@ -44,10 +44,6 @@ SELECTOR_NAMES = {
 SENTINEL = 0.5
 #: MDAD levels (points) whose reachability the paper discusses per benchmark.
 CONCLUSION_LEVELS = {"mmlu-pro": 3.5, "bbh": 4.0}
-
-
-class PaperResultsError(MbutilsError, LookupError):
-    """The paper's result tables are absent or not in the expected shape."""
 
 
 # ----------------------------------------------------------------------- finding

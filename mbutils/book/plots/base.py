@@ -40,7 +40,7 @@ SERIES_STYLES = ((PALETTE["blue"], "-", "o"), (PALETTE["vermillion"], "--", "s")
 MARKER_SIZE = 5
 
 
-def _figure(nrows: int = 1, ncols: int = 1, width: float = 4.2, height: float = 3.3, **kw):
+def new_figure(nrows: int = 1, ncols: int = 1, width: float = 4.2, height: float = 3.3, **kw):
     """A pyplot-free Figure (never auto-shown, never leaked) with constrained layout, and a
     2-D array of axes indexed as the ``nrows`` x ``ncols`` grid asked for; panels of ``width``
     x ``height`` inches that do not fit the page side by side wrap into rows
@@ -99,8 +99,8 @@ def _place_legend(fig) -> None:
     fig.set_figheight(spec["panels_height"] + box.height / fig.dpi + 0.1)
 
 
-def _finish(fig, axes, legend_selectors: Sequence[str] | None = None, ncol: int | None = None,
-            extra_handles: Sequence = ()):
+def finish_figure(fig, axes, legend_selectors: Sequence[str] | None = None, ncol: int | None = None,
+                  extra_handles: Sequence = ()):
     """The legend below the panels (selectors first, then ``extra_handles``), text fitted."""
     handles = [selector_handle(s) for s in legend_selectors or ()] + list(extra_handles)
     if handles:
@@ -109,7 +109,9 @@ def _finish(fig, axes, legend_selectors: Sequence[str] | None = None, ncol: int 
     return fig
 
 
-def _ordered(selectors_in_table: Sequence[str], selectors: Sequence[str] | None) -> list[str]:
+def ordered_selectors(selectors_in_table: Sequence[str], selectors: Sequence[str] | None) -> list[str]:
+    """The selectors to draw: ``selectors`` (each must have rows in the table), or every one of the table in its
+    order."""
     present = list(dict.fromkeys(selectors_in_table))
     if selectors is None:
         return present
@@ -119,7 +121,8 @@ def _ordered(selectors_in_table: Sequence[str], selectors: Sequence[str] | None)
     return list(selectors)
 
 
-def _sizes(table: pd.DataFrame, sizes: Sequence[int] | None) -> list[int]:
+def table_sizes(table: pd.DataFrame, sizes: Sequence[int] | None) -> list[int]:
+    """The sizes to draw: ``sizes`` (each must have rows in the table), or every size of the table, ascending."""
     present = sorted(int(k) for k in table["size"].unique())
     if sizes is None:
         return present

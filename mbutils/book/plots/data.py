@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.names import PALETTE
-from mbutils.book.plots.base import MARKER_SIZE, THRESHOLD_COLOR, _figure, fit_text, name_panels
+from mbutils.book.plots.base import MARKER_SIZE, THRESHOLD_COLOR, fit_text, name_panels, new_figure
 
 
 def _has_spread(values: np.ndarray) -> bool:
@@ -22,7 +22,7 @@ def accuracy_histograms(accuracies: Mapping[str, np.ndarray], bins: int = 30, ch
     import seaborn as sns
 
     names = list(accuracies)
-    fig, axes = _figure(1, len(names), width=3.6, height=3.0)
+    fig, axes = new_figure(1, len(names), width=3.6, height=3.0)
     for ax, name in zip(axes.flat, names):
         values = 100 * np.asarray(accuracies[name], float)
         sns.histplot(x=values, bins=bins, kde=_has_spread(values), color=PALETTE["blue"], alpha=0.7, ax=ax,
@@ -43,7 +43,7 @@ def pairwise_histograms(accuracies: Mapping[str, np.ndarray], max_gap: float = 3
     import seaborn as sns
 
     names = list(accuracies)
-    fig, axes = _figure(1, len(names), width=3.6, height=3.0)
+    fig, axes = new_figure(1, len(names), width=3.6, height=3.0)
     for ax, name in zip(axes.flat, names):
         acc = 100 * np.asarray(accuracies[name], float)
         i, j = np.triu_indices(len(acc), k=1)
@@ -63,7 +63,7 @@ def pairwise_histograms(accuracies: Mapping[str, np.ndarray], max_gap: float = 3
 def quantile_comparison(quantiles: Mapping[str, pd.DataFrame], points: Sequence[str] = ("accuracy", "pairwise_difference", "item_pvalue")):
     """Quantiles of real vs synthetic statistics, one panel per statistic (identity line = perfect)."""
     stats = [s for s in points if s in quantiles]
-    fig, axes = _figure(1, len(stats), width=3.5, height=3.3)
+    fig, axes = new_figure(1, len(stats), width=3.5, height=3.3)
     for ax, stat in zip(axes.flat, stats):
         table = quantiles[stat]
         real, synth = 100 * table["real"].to_numpy(float), 100 * table["synthetic"].to_numpy(float)
@@ -85,8 +85,8 @@ def subtask_bars(names: Sequence[str], counts: Sequence[int], accuracy: Sequence
     other however many subtasks a benchmark has; the figure grows in height instead.
     """
     n = len(names)
-    fig, axes = _figure(1, 2, width=3.6, height=max(2.6, 0.9 + 0.19 * n), sharey=True,
-                        gridspec_kw={"width_ratios": [3, 2]})
+    fig, axes = new_figure(1, 2, width=3.6, height=max(2.6, 0.9 + 0.19 * n), sharey=True,
+                           gridspec_kw={"width_ratios": [3, 2]})
     bars, dots = axes[0]
     y = np.arange(n)
     bars.barh(y, counts, color="#bbbbbb")

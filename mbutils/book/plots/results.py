@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.names import PALETTE, STYLES, label, style
-from mbutils.book.plots.base import (MARKER_SIZE, NOT_REACHED_NOTE, THRESHOLD_COLOR, _figure, _finish, _ordered, _sizes, fit_text, fixed_ticks, name_panels, plain_log_ticks, series_style, size_axis)
+from mbutils.book.plots.base import (MARKER_SIZE, NOT_REACHED_NOTE, THRESHOLD_COLOR, finish_figure, fit_text,
+                                     fixed_ticks, name_panels, new_figure, ordered_selectors, plain_log_ticks,
+                                     series_style, size_axis, table_sizes)
 from mbutils.book.plots.layout import panel_grid
 
 #: Panels of agreement curves share their y axis and need little room: three fit side by side.
@@ -58,17 +60,17 @@ def agreement_curves(curve: pd.DataFrame, sizes: Sequence[int] | None = None,
     dotted vertical line in its colour. Panels run in rows of at most ``ncols`` (default 3), fewer
     when the page is narrower.
     """
-    selectors = _ordered(curve["selector"], selectors)
-    sizes = _sizes(curve, sizes)
-    fig, axes = _figure(1, len(sizes), width=3.6, height=3.0, sharey=True, min_width=CURVE_PANEL_IN,
-                        max_cols=ncols or 3)
+    selectors = ordered_selectors(curve["selector"], selectors)
+    sizes = table_sizes(curve, sizes)
+    fig, axes = new_figure(1, len(sizes), width=3.6, height=3.0, sharey=True, min_width=CURVE_PANEL_IN,
+                           max_cols=ncols or 3)
     lookup = _mdad_lookup(mdad)
     for ax, k in zip(axes.flat, sizes):
         for s in selectors:
             plot_curve(ax, curve, s, k, max_gap, lookup.get((s, k)))
         _decorate_curve_axis(ax, threshold, max_gap, f"k = {k} items")
         ax.set_ylabel("pairwise agreement")
-    return _finish(fig, axes, selectors)
+    return finish_figure(fig, axes, selectors)
 
 
 def plot_mdad(ax, mdad: pd.DataFrame, selector: str, x: str = "size", bands: bool = True) -> None:
@@ -95,9 +97,9 @@ def plot_mdad(ax, mdad: pd.DataFrame, selector: str, x: str = "size", bands: boo
 def mdad_vs_size(mdad: pd.DataFrame, selectors: Sequence[str] | None = None, bands: bool = True,
                  title: str | None = None, ax=None):
     """MDAD (points) against k on a log axis, with CI bands (paper fig 2, right)."""
-    selectors = _ordered(mdad["selector"], selectors)
+    selectors = ordered_selectors(mdad["selector"], selectors)
     if ax is None:
-        fig, axes = _figure(1, 1, width=5.0, height=3.6)
+        fig, axes = new_figure(1, 1, width=5.0, height=3.6)
         ax = axes[0, 0]
     else:
         fig, axes = ax.figure, np.array([[ax]])
@@ -106,15 +108,15 @@ def mdad_vs_size(mdad: pd.DataFrame, selectors: Sequence[str] | None = None, ban
     size_axis(ax, mdad["size"].unique(), "MDAD (points)")
     ax.set_ylim(bottom=0)
     ax.set_title(title or f"MDAD vs size ({NOT_REACHED_NOTE})", fontsize=10)
-    return _finish(fig, axes, selectors) if ax is axes[0, 0] else fig
+    return finish_figure(fig, axes, selectors) if ax is axes[0, 0] else fig
 
 
 def metrics_vs_size(summary: pd.DataFrame, mdad: pd.DataFrame, selectors: Sequence[str] | None = None,
                     split: str = "seen", title: str | None = None):
     """Estimation error, Kendall tau and MDAD against k, all selectors (paper fig 4)."""
-    selectors = _ordered(summary["selector"], selectors)
+    selectors = ordered_selectors(summary["selector"], selectors)
     suffix = "" if split == "seen" else "_unseen"
-    fig, axes = _figure(1, 3, width=3.6, height=3.1)
+    fig, axes = new_figure(1, 3, width=3.6, height=3.1)
     sizes = sorted(summary["size"].unique())
     for s in selectors:
         part = summary[summary["selector"] == s].sort_values("size")
@@ -133,15 +135,15 @@ def metrics_vs_size(summary: pd.DataFrame, mdad: pd.DataFrame, selectors: Sequen
     axes[0, 2].set_title("MDAD (band: 95% CI)", fontsize=10)
     if title:
         fig.suptitle(title, fontsize=11)
-    return _finish(fig, axes, selectors)
+    return finish_figure(fig, axes, selectors)
 
 
 def tau_and_curves(summary: pd.DataFrame, curve: pd.DataFrame, sizes: Sequence[int],
                    selectors: Sequence[str] | None = None, threshold: float = 0.8, max_gap: float = 20.0):
     """Kendall tau against k beside agreement curves at a few sizes (paper fig 1)."""
-    selectors = _ordered(summary["selector"], selectors)
-    sizes = _sizes(curve, sizes)
-    fig, axes = _figure(1, 1 + len(sizes), width=3.6, height=3.1)
+    selectors = ordered_selectors(summary["selector"], selectors)
+    sizes = table_sizes(curve, sizes)
+    fig, axes = new_figure(1, 1 + len(sizes), width=3.6, height=3.1)
     for s in selectors:
         part = summary[summary["selector"] == s].sort_values("size")
         st = style(s)
@@ -154,7 +156,7 @@ def tau_and_curves(summary: pd.DataFrame, curve: pd.DataFrame, sizes: Sequence[i
             plot_curve(ax, curve, s, k, max_gap)
         _decorate_curve_axis(ax, threshold, max_gap, f"…but close pairs flip (k = {k})")
         ax.set_ylabel("pairwise agreement")
-    return _finish(fig, axes, selectors)
+    return finish_figure(fig, axes, selectors)
 
 
 def curves_and_mdad(curve: pd.DataFrame, mdad: pd.DataFrame, sizes: Sequence[int],
@@ -162,8 +164,8 @@ def curves_and_mdad(curve: pd.DataFrame, mdad: pd.DataFrame, sizes: Sequence[int
                     threshold: float = 0.8, max_gap: float = 20.0):
     """Agreement curves with MDAD marked at a few sizes, then MDAD vs k with CI bands (paper fig 2)."""
     selectors = list(selectors)
-    sizes = _sizes(curve, sizes)
-    fig, axes = _figure(1, len(sizes) + 1, width=3.6, height=3.1)
+    sizes = table_sizes(curve, sizes)
+    fig, axes = new_figure(1, len(sizes) + 1, width=3.6, height=3.1)
     lookup = _mdad_lookup(mdad)
     for ax, k in zip(axes[0, :-1], sizes):
         for s in selectors:
@@ -176,7 +178,7 @@ def curves_and_mdad(curve: pd.DataFrame, mdad: pd.DataFrame, sizes: Sequence[int
     size_axis(ax, mdad["size"].unique(), "MDAD (points)")
     ax.set_ylim(bottom=0)
     ax.set_title("MDAD vs k (band: 95% CI)", fontsize=10)
-    return _finish(fig, axes, selectors)
+    return finish_figure(fig, axes, selectors)
 
 
 def benchmark_grid(curves: Mapping[str, pd.DataFrame], mdads: Mapping[str, pd.DataFrame],
@@ -191,7 +193,7 @@ def benchmark_grid(curves: Mapping[str, pd.DataFrame], mdads: Mapping[str, pd.Da
     fig, rows = panel_grid([len(sizes[n]) + 1 for n in names], width=3.0, height=2.6, min_width=CURVE_PANEL_IN)
     used: list[str] = []
     for row, name in zip(rows, names):
-        sel = _ordered(curves[name]["selector"], selectors)
+        sel = ordered_selectors(curves[name]["selector"], selectors)
         used += [s for s in sel if s not in used]
         for ax, k in zip(row[:-1], sizes[name]):
             for s in sel:
@@ -206,15 +208,15 @@ def benchmark_grid(curves: Mapping[str, pd.DataFrame], mdads: Mapping[str, pd.Da
         row[-1].set_ylim(bottom=0)
         row[-1].set_title(f"{name}: MDAD vs k", fontsize=10)
     name_panels(fig, names, rows)
-    return _finish(fig, np.array([ax for row in rows for ax in row], dtype=object)[None, :], used)
+    return finish_figure(fig, np.array([ax for row in rows for ax in row], dtype=object)[None, :], used)
 
 
 def seen_vs_unseen(mdad_seen: pd.DataFrame, mdad_unseen: pd.DataFrame,
                    selectors: Sequence[str] | None = None):
     """MDAD on the seen half against MDAD on the unseen half, one point per selector x k (fig 6)."""
-    selectors = _ordered(mdad_seen["selector"], selectors)
+    selectors = ordered_selectors(mdad_seen["selector"], selectors)
     both = mdad_seen.merge(mdad_unseen, on=["selector", "size"], suffixes=("_seen", "_unseen"))
-    fig, axes = _figure(1, 2, width=3.5, height=3.4)
+    fig, axes = new_figure(1, 2, width=3.5, height=3.4)
     ax = axes[0, 0]
     sizes = sorted(both["size"].unique())
     area = dict(zip(sizes, np.linspace(20, 90, len(sizes))))
@@ -240,28 +242,28 @@ def seen_vs_unseen(mdad_seen: pd.DataFrame, mdad_unseen: pd.DataFrame,
     ax.axhline(0, color=THRESHOLD_COLOR, linewidth=0.8)
     size_axis(ax, sizes, "MDAD unseen - seen (points)")
     ax.set_title("generalisation cost of the micro-benchmark", fontsize=10)
-    return _finish(fig, axes, selectors)
+    return finish_figure(fig, axes, selectors)
 
 
 def mdad_by_threshold(tables: Mapping[float, pd.DataFrame], selectors: Sequence[str] | None = None):
     """MDAD vs k at several agreement thresholds, one panel each (appendix figure)."""
     thresholds = sorted(tables)
     first = tables[thresholds[0]]
-    selectors = _ordered(first["selector"], selectors)
-    fig, axes = _figure(1, len(thresholds), width=3.6, height=3.1, sharey=True, min_width=CURVE_PANEL_IN)
+    selectors = ordered_selectors(first["selector"], selectors)
+    fig, axes = new_figure(1, len(thresholds), width=3.6, height=3.1, sharey=True, min_width=CURVE_PANEL_IN)
     for ax, t in zip(axes.flat, thresholds):
         for s in selectors:
             plot_mdad(ax, tables[t], s)
         size_axis(ax, tables[t]["size"].unique(), "MDAD (points)")
         ax.set_ylim(bottom=0)
         ax.set_title(f"threshold {t:g}", fontsize=10)
-    return _finish(fig, axes, selectors)
+    return finish_figure(fig, axes, selectors)
 
 
 def mdad_vs_sources(mdad: pd.DataFrame, selectors: Sequence[str] | None = None, size: int | None = None):
     """MDAD against the number of source models (table with an ``n_sources`` column)."""
-    selectors = _ordered(mdad["selector"], selectors)
-    fig, axes = _figure(1, 1, width=5.2, height=3.6)
+    selectors = ordered_selectors(mdad["selector"], selectors)
+    fig, axes = new_figure(1, 1, width=5.2, height=3.6)
     ax = axes[0, 0]
     for s in selectors:
         plot_mdad(ax, mdad, s, x="n_sources")
@@ -271,12 +273,12 @@ def mdad_vs_sources(mdad: pd.DataFrame, selectors: Sequence[str] | None = None, 
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.set_title(f"k = {size} items" if size else "MDAD vs sources", fontsize=10)
-    return _finish(fig, axes, selectors, ncol=3)
+    return finish_figure(fig, axes, selectors, ncol=3)
 
 
 def mdad_vs_fraction(mdads: Mapping[str, pd.DataFrame], n_seen: Mapping[str, int], selector: str = "random"):
     """MDAD against k as a percentage of the seen half, one line per benchmark (appendix)."""
-    fig, axes = _figure(1, 1, width=5.2, height=3.6)
+    fig, axes = new_figure(1, 1, width=5.2, height=3.6)
     ax = axes[0, 0]
     handles, shares = [], []
     for i, (name, table) in enumerate(mdads.items()):
@@ -295,17 +297,17 @@ def mdad_vs_fraction(mdads: Mapping[str, pd.DataFrame], n_seen: Mapping[str, int
     ax.grid(alpha=0.3, which="major")
     ax.set_title(f"{label(selector)}", fontsize=10)
     name_panels(fig, list(mdads), [ax] * len(mdads))
-    return _finish(fig, axes, extra_handles=handles)
+    return finish_figure(fig, axes, extra_handles=handles)
 
 
 def target_set_figure(accuracy: np.ndarray, mdad: pd.DataFrame, selectors: Sequence[str] | None = None,
                       name: str = "", mark_sizes: Sequence[int] = (), mark_selector: str = "random"):
     """Fixed target set (paper fig 5): accuracies, pairwise gaps with MDADs marked, MDAD vs k."""
-    selectors = _ordered(mdad["selector"], selectors)
+    selectors = ordered_selectors(mdad["selector"], selectors)
     acc = 100 * np.asarray(accuracy, float)
     i, j = np.triu_indices(len(acc), k=1)
     gaps = np.abs(acc[i] - acc[j])
-    fig, axes = _figure(1, 3, width=3.6, height=3.1)
+    fig, axes = new_figure(1, 3, width=3.6, height=3.1)
     axes[0, 0].hist(acc, bins=15, color=PALETTE["blue"], alpha=0.8)
     axes[0, 0].set_xlabel("target accuracy (points)")
     axes[0, 0].set_ylabel("models")
@@ -333,12 +335,12 @@ def target_set_figure(accuracy: np.ndarray, mdad: pd.DataFrame, selectors: Seque
     axes[0, 2].set_title("MDAD vs k (triangles: not reached)", fontsize=10)
     for ax in axes.flat[:2]:
         ax.grid(alpha=0.3)
-    return _finish(fig, axes, selectors, extra_handles=marks)
+    return finish_figure(fig, axes, selectors, extra_handles=marks)
 
 
 def relative_mdad(mdads: Mapping[str, pd.DataFrame], selector: str, baseline: str = "random"):
     """MDAD of ``selector`` minus MDAD of ``baseline`` against k, one line per benchmark."""
-    fig, axes = _figure(1, 1, width=5.2, height=3.6)
+    fig, axes = new_figure(1, 1, width=5.2, height=3.6)
     ax = axes[0, 0]
     handles, sizes, drawn = [], set(), 0
     for i, (name, table) in enumerate(mdads.items()):
@@ -361,18 +363,18 @@ def relative_mdad(mdads: Mapping[str, pd.DataFrame], selector: str, baseline: st
         size_axis(ax, sorted(sizes), ylabel)
     ax.set_title("below zero: better than random", fontsize=10)
     name_panels(fig, list(mdads), [ax] * len(mdads))
-    return _finish(fig, axes, extra_handles=handles)
+    return finish_figure(fig, axes, extra_handles=handles)
 
 
 def mdad_panels(mdads: Mapping[str, pd.DataFrame], selectors: Sequence[str] | None = None,
                 bands: bool = True):
     """MDAD vs k, one panel per benchmark, the same selectors in each (selector chapters)."""
     names = list(mdads)
-    fig, axes = _figure(1, len(names), width=3.6, height=3.1)
+    fig, axes = new_figure(1, len(names), width=3.6, height=3.1)
     used: list[str] = []
     for ax, name in zip(axes.flat, names):
         table = mdads[name]
-        sel = [s for s in _ordered(table["selector"], None) if selectors is None or s in selectors]
+        sel = [s for s in ordered_selectors(table["selector"], None) if selectors is None or s in selectors]
         used += [s for s in sel if s not in used]
         for s in sel:
             plot_mdad(ax, table, s, bands=bands)
@@ -380,12 +382,12 @@ def mdad_panels(mdads: Mapping[str, pd.DataFrame], selectors: Sequence[str] | No
         ax.set_ylim(bottom=0)
         ax.set_title(name, fontsize=10)
     name_panels(fig, names, axes.flat)
-    return _finish(fig, axes, used, ncol=3)
+    return finish_figure(fig, axes, used, ncol=3)
 
 
 def estimates_scatter(panels: Mapping[str, tuple[np.ndarray, np.ndarray]], selector: str = "random"):
     """Estimated vs true accuracy of the targets of one run (points), one panel per size."""
-    fig, axes = _figure(1, len(panels), width=3.5, height=3.3, sharex=True, sharey=True)
+    fig, axes = new_figure(1, len(panels), width=3.5, height=3.3, sharex=True, sharey=True)
     st = style(selector)
     for ax, (title, (truth, est)) in zip(axes.flat, panels.items()):
         truth, est = 100 * np.asarray(truth, float), 100 * np.asarray(est, float)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from mbutils.base.names import label, style
 from mbutils.base.names import PALETTE
-from mbutils.book.plots.base import MARKER_SIZE, _figure, _finish, fit_text
+from mbutils.book.plots.base import MARKER_SIZE, finish_figure, fit_text, new_figure
 
 
 def selection_map(x: np.ndarray, y: np.ndarray, chosen: np.ndarray, weights: np.ndarray | None = None,
@@ -18,7 +18,7 @@ def selection_map(x: np.ndarray, y: np.ndarray, chosen: np.ndarray, weights: np.
     """Items as grey dots (coloured by ``groups`` if given), chosen items ringed, area ~ weight."""
     own = ax is None  # a caller's axes: its figure's layout is the caller's
     if own:
-        fig, axes = _figure(1, 1, width=5.0, height=4.0)
+        fig, axes = new_figure(1, 1, width=5.0, height=4.0)
         ax = axes[0, 0]
     fig = ax.figure
     x, y = np.asarray(x, float), np.asarray(y, float)
@@ -50,7 +50,7 @@ def selection_map(x: np.ndarray, y: np.ndarray, chosen: np.ndarray, weights: np.
 def selection_maps(x: np.ndarray, y: np.ndarray, picks: Mapping[str, tuple], groups=None,
                    xlabel: str = "", ylabel: str = "", selector: str | None = None):
     """Side-by-side :func:`selection_map` panels; ``picks`` maps a title to (items, weights)."""
-    fig, axes = _figure(1, len(picks), width=3.5, height=3.4, sharex=True, sharey=True)
+    fig, axes = new_figure(1, len(picks), width=3.5, height=3.4, sharex=True, sharey=True)
     for ax, (title, (items, weights)) in zip(axes.flat, picks.items()):
         selection_map(x, y, items, weights, groups, xlabel, ylabel, title, ax=ax, selector=selector)
     fit_text(fig)
@@ -64,7 +64,7 @@ def weight_profile(easiness: np.ndarray, picks: Mapping[str, tuple], bins: int =
     edges = np.quantile(easiness, np.linspace(0, 1, bins + 1))
     edges[-1] += 1e-9
     cell = np.clip(np.searchsorted(edges, easiness, side="right") - 1, 0, bins - 1)
-    fig, axes = _figure(1, 1, width=5.4, height=3.4)
+    fig, axes = new_figure(1, 1, width=5.4, height=3.4)
     ax = axes[0, 0]
     centres = np.arange(bins)
     handles = [ax.bar(centres, np.bincount(cell, minlength=bins) / len(cell), color="#dddddd",
@@ -79,7 +79,7 @@ def weight_profile(easiness: np.ndarray, picks: Mapping[str, tuple], bins: int =
     ax.set_xlabel(f"item easiness decile (lower edge: {proxy})")
     ax.set_ylabel("share of estimate weight")
     ax.grid(alpha=0.3)
-    return _finish(fig, axes, extra_handles=handles)
+    return finish_figure(fig, axes, extra_handles=handles)
 
 
 def allocation_bars(subtask_names: Sequence[str], seen_counts: Sequence[int],
@@ -92,7 +92,7 @@ def allocation_bars(subtask_names: Sequence[str], seen_counts: Sequence[int],
     names = list(subtask_names)
     seen = np.asarray(seen_counts, float)
     n_bars = len(picks) + 1
-    fig, axes = _figure(1, 1, width=6.0, height=max(2.8, 1.2 + 0.09 * n_bars * len(names)))
+    fig, axes = new_figure(1, 1, width=6.0, height=max(2.8, 1.2 + 0.09 * n_bars * len(names)))
     ax = axes[0, 0]
     y = np.arange(len(names))
     height = 0.8 / n_bars
@@ -106,7 +106,7 @@ def allocation_bars(subtask_names: Sequence[str], seen_counts: Sequence[int],
     ax.set_ylim(len(names) - 0.5, -0.5)  # first subtask on top, as listed
     ax.set_xlabel("share of the micro-benchmark")
     ax.grid(alpha=0.3, axis="x")
-    return _finish(fig, axes, extra_handles=handles)
+    return finish_figure(fig, axes, extra_handles=handles)
 
 
 def strata_picture(easiness: np.ndarray, strata: np.ndarray, chosen: np.ndarray, k: int):
@@ -115,7 +115,7 @@ def strata_picture(easiness: np.ndarray, strata: np.ndarray, chosen: np.ndarray,
 
     easiness = 100 * np.asarray(easiness, float)
     strata = np.asarray(strata)
-    fig, axes = _figure(1, 1, width=6.0, height=3.4)
+    fig, axes = new_figure(1, 1, width=6.0, height=3.4)
     ax = axes[0, 0]
     cmap = colormaps["viridis"]
     levels = np.unique(strata)
@@ -140,7 +140,7 @@ def cluster_heatmap(similarity: np.ndarray, members: np.ndarray, max_items: int 
     order = np.argsort(members, kind="stable")
     if len(order) > max_items:  # thin evenly, keeping the cluster order
         order = order[np.linspace(0, len(order) - 1, max_items).astype(int)]
-    fig, axes = _figure(1, 1, width=4.8, height=4.2)
+    fig, axes = new_figure(1, 1, width=4.8, height=4.2)
     ax = axes[0, 0]
     image = ax.imshow(similarity[np.ix_(order, order)], cmap="RdBu_r", vmin=-1, vmax=1,
                       interpolation="nearest")

@@ -10,7 +10,7 @@ import pandas as pd
 
 from mbutils.base.names import PALETTE, label
 from mbutils.base.vocabulary import renamed_keywords
-from mbutils.book.plots.base import THRESHOLD_COLOR, _figure, _finish, plain_log_ticks, series_style
+from mbutils.book.plots.base import THRESHOLD_COLOR, finish_figure, new_figure, plain_log_ticks, series_style
 
 
 def score_picture(pool_accuracy, estimate: float, low: float, high: float, *, truth: float | None = None,
@@ -22,7 +22,7 @@ def score_picture(pool_accuracy, estimate: float, low: float, high: float, *, tr
     from matplotlib.patches import Patch
 
     acc = np.sort(np.asarray(pool_accuracy, dtype=np.float64))
-    fig, axes = _figure(1, 1, width=7.0, height=2.6)
+    fig, axes = new_figure(1, 1, width=7.0, height=2.6)
     ax = axes[0, 0]
     handles = []
     if mdad is not None and np.isfinite(mdad):
@@ -40,7 +40,7 @@ def score_picture(pool_accuracy, estimate: float, low: float, high: float, *, tr
     ax.set_yticks([])
     ax.set_xlabel("accuracy (points)")
     ax.grid(alpha=0.3, axis="x")
-    return _finish(fig, axes, extra_handles=handles)
+    return finish_figure(fig, axes, extra_handles=handles)
 
 
 def coverage_intervals(cells: pd.DataFrame, level: float):
@@ -50,7 +50,7 @@ def coverage_intervals(cells: pd.DataFrame, level: float):
 
     selectors = list(dict.fromkeys(cells["selector"]))
     sizes = sorted(cells["size"].unique())
-    fig, axes = _figure(len(selectors), len(sizes), width=3.4, height=2.6, sharex=True, rows_are_groups=True)
+    fig, axes = new_figure(len(selectors), len(sizes), width=3.4, height=2.6, sharex=True, rows_are_groups=True)
     for r, selector in enumerate(selectors):
         for c, size in enumerate(sizes):
             ax = axes[r, c]
@@ -71,14 +71,14 @@ def coverage_intervals(cells: pd.DataFrame, level: float):
     handles = [Line2D([], [], color=PALETTE["blue"], label=f"{level:.0%} interval holding the accuracy"),
                Line2D([], [], color=PALETTE["vermillion"], linewidth=1.6, label="interval missing it"),
                Line2D([], [], color="#333333", marker=".", linestyle="none", label="accuracy on all items")]
-    return _finish(fig, axes, extra_handles=handles)
+    return finish_figure(fig, axes, extra_handles=handles)
 
 
 @renamed_keywords(agreement="threshold")
 def pair_power_curves(curves: Mapping[str, pd.DataFrame], threshold: float = 0.8, selector: str = "random"):
     """Power of ordering each pair correctly against k (one line per pair; ``curves`` maps a
     pair's name to a table with ``size`` and ``power``), with the target power dashed."""
-    fig, axes = _figure(1, 1, width=6.0, height=3.6)
+    fig, axes = new_figure(1, 1, width=6.0, height=3.6)
     ax = axes[0, 0]
     handles = []
     for i, (name, curve) in enumerate(curves.items()):
@@ -91,4 +91,4 @@ def pair_power_curves(curves: Mapping[str, pd.DataFrame], threshold: float = 0.8
     ax.set_ylabel("P(pair ordered as on all items)")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3, which="major")
-    return _finish(fig, axes, extra_handles=handles)
+    return finish_figure(fig, axes, extra_handles=handles)

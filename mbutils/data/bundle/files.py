@@ -16,11 +16,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from mbutils.data.bundle.problems import MAX_LISTED, _Log, _row
+from mbutils.data.bundle.problems import MAX_LISTED, ProblemLog, row_label
 from mbutils.data.bundle.search import COMPRESSED, stored_file
 
 
-def _not_a_file(path: Path) -> str | None:
+def not_a_file(path: Path) -> str | None:
     """Why ``path`` cannot be read as a file (folder, FIFO, link loop, ...); None if it can."""
     try:
         mode = path.stat().st_mode
@@ -36,7 +36,7 @@ def _not_a_file(path: Path) -> str | None:
     return f"is {what}, not a file; replace it with the file itself"
 
 
-def _present(folder: Path, file: str, log: "_Log") -> bool:
+def present(folder: Path, file: str, log: "ProblemLog") -> bool:
     """True when the bundle file exists as a regular file (plain or compressed); anything else
     there is reported. Afterwards the log names the file by its stored name."""
     path = stored_file(folder, file)
@@ -45,14 +45,14 @@ def _present(folder: Path, file: str, log: "_Log") -> bool:
         return False
     if path.name != file:
         log.stored[file] = path.name
-    why = _not_a_file(path)
+    why = not_a_file(path)
     if why:
         log.error(file, "", why)
         return False
     return path.is_file()
 
 
-def _decode(path: Path, log: _Log) -> str | None:
+def decode(path: Path, log: ProblemLog) -> str | None:
     """The file's text (decompressed if stored as ``.gz``), or None after reporting that it
     is not UTF-8 (or cannot be read at all)."""
     try:
@@ -90,14 +90,14 @@ class _Table:
     rows: Iterator[tuple[int, list[str]]]
 
 
-def _read_table(folder: Path, file: str, log: _Log, *, key: str, required: bool, what: str) -> _Table | None:
+def read_table(folder: Path, file: str, log: ProblemLog, *, key: str, required: bool, what: str) -> _Table | None:
     """Open one CSV; ragged rows and CSV syntax errors are reported while the rows are consumed."""
     path = stored_file(folder, file)
-    if not _present(folder, file, log):
+    if not present(folder, file, log):
         if required and not os.path.lexists(path):
             log.error(file, "", f"file not found in {folder}; every bundle needs one ({what})")
         return None
-    text = _decode(path, log)
+    text = decode(path, log)
     if text is None:
         return None
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -136,7 +136,7 @@ def _read_table(folder: Path, file: str, log: _Log, *, key: str, required: bool,
                     if len(row) > len(header) and not any(row[len(header):]):
                         hint = " (the extra fields are empty: a trailing comma?)"
                     ragged.append((
-                        _row(reader.line_num, key, name),
+                        row_label(reader.line_num, key, name),
                         f"has {len(row):,} fields but the header has {len(header):,}{hint}; "
                         "every row needs exactly one field per header column",
                     ))
@@ -151,7 +151,7 @@ def _read_table(folder: Path, file: str, log: _Log, *, key: str, required: bool,
 # -- the files of a bundle --------------------------------------------------
 
 
-def _separator_hint(header: list[str]) -> str:
+def separator_hint(header: list[str]) -> str:
     """A hint when a one-column header looks separated by semicolons or tabs (a spreadsheet export)."""
     if len(header) == 1:
         for sep, name in ((";", "semicolons"), ("\t", "tabs")):

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mbutils.base.errors import BundleError
+from mbutils.base.errors import StatementError
 from mbutils.data.bundle.format import ITEMS, PROVENANCE
 from mbutils.data.bundle.record import read_record
 from mbutils.data.bundle.tasknames import SUFFIX, first_lookalike, lookalike_fault, suffix_clash, suffix_fault, \
@@ -59,15 +59,6 @@ class HarnessMap:
     metric: str | None
     source: str              # where the bundle says it, for people reading a folder
     unavailable: str = ""    # the bundle says its items are no harness documents, and why
-
-
-class StatementError(BundleError):
-    """A statement of the bundle's harness documents that cannot be used, located: ``file`` (items.csv or
-    provenance.json), ``location`` (the key, or the items and column) and ``what`` (the fault, what to do)."""
-
-    def __init__(self, message: str, file: str = "", location: str = "", what: str = ""):
-        super().__init__(message)
-        self.file, self.location, self.what = file, location, what
 
 
 def _fail(folder: Path | None, file: str, location: str, what: str) -> StatementError:

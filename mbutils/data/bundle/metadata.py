@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from mbutils.data.bundle.files import _decode, _present, _read_table, _separator_hint
+from mbutils.data.bundle.files import decode, present, read_table, separator_hint
 from mbutils.data.bundle.options import OPTION_COLUMNS, RULE, bad_option_rows, cell_fault
 from mbutils.data.bundle.format import CONFIDENCE, ITEMS, MODELS, TARGET_SETS
-from mbutils.data.bundle.problems import (MAX_LISTED, _Log, _duplicates, _index, _lookalikes, _names, _nfc, _numbers,
-                                          _row, _spellings, _unusable)
-from mbutils.data.bundle.responses import _Responses
+from mbutils.data.bundle.problems import (MAX_LISTED, ProblemLog, duplicates, lookalikes, name_index, nfc, number_list,
+                                          quoted_names, row_label, spellings_message, unusable)
+from mbutils.data.bundle.responses import Responses
 from mbutils.data.bundle.search import stored_file
 
 
@@ -43,11 +43,11 @@ def _column(values: list[str]) -> np.ndarray:
     return column
 
 
-def _read_items(folder: Path, resp: _Responses | None, log: _Log):
+def read_items(folder: Path, resp: Responses | None, log: ProblemLog):
     """Subtask per responses column, ``item_info`` (item, subtask + the extra columns; None if none) and the
     line of items.csv that gives each item."""
-    table = _read_table(folder, ITEMS, log, key="item", required=True,
-                        what="one row per item with columns item,subtask")
+    table = read_table(folder, ITEMS, log, key="item", required=True,
+                       what="one row per item with columns item,subtask")
     if table is None:
         return None
     columns = [h.strip() for h in table.header]
@@ -56,10 +56,10 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
     if absent:
         log.error(ITEMS, "row 1 (header)",
                   f"no {' or '.join(repr(c) for c in absent)} column (columns found: {', '.join(columns)}); "
-                  "items.csv needs the columns item,subtask" + _separator_hint(table.header))
-    for name, cols in _duplicates(np.array(columns, dtype=object), np.arange(1, len(columns) + 1))[0]:
+                  "items.csv needs the columns item,subtask" + separator_hint(table.header))
+    for name, cols in duplicates(np.array(columns, dtype=object), np.arange(1, len(columns) + 1))[0]:
         log.error(ITEMS, "row 1 (header)",
-                  f"column '{name}' appears {len(cols)} times (columns {_numbers(cols)})")
+                  f"column '{name}' appears {len(cols)} times (columns {number_list(cols)})")
     if absent or not rows:
         if not absent:
             log.error(ITEMS, "", "the file has a header but no item rows")
@@ -71,49 +71,49 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
 
     blank = np.flatnonzero(names == "")
     if blank.size:
-        log.error(ITEMS, f"row(s) {_numbers(lines[blank].tolist())}", "empty item name")
-    odd = _unusable(names)
+        log.error(ITEMS, f"row(s) {number_list(lines[blank].tolist())}", "empty item name")
+    odd = unusable(names)
     if odd.size:
-        log.error(ITEMS, f"row(s) {_numbers(lines[odd].tolist())}",
+        log.error(ITEMS, f"row(s) {number_list(lines[odd].tolist())}",
                   "item name that is only white space or holds a line break, tab or other control character; give each item a plain name")
-    dups, n_dups = _duplicates(names, lines)
+    dups, n_dups = duplicates(names, lines)
     log.listing(
         ITEMS,
-        [(f"rows {_numbers(w)}", f"item '{n}' appears more than once; keep one row per item")
+        [(f"rows {number_list(w)}", f"item '{n}' appears more than once; keep one row per item")
          for n, w in dups],
         n_dups, "repeated items",
     )
     if resp is None:  # else responses.csv's header reports them, or they are matched to it below
-        alike, n_alike = _lookalikes(names, lines)
-        log.listing(ITEMS, [(f"rows {_numbers(rows_)}", _spellings("items", spelt, [f"row {r}" for r in rows_]))
+        alike, n_alike = lookalikes(names, lines)
+        log.listing(ITEMS, [(f"rows {number_list(rows_)}", spellings_message("items", spelt, [f"row {r}" for r in rows_]))
                             for spelt, rows_ in alike], n_alike, "item names written in several Unicode spellings")
-    alike, n_alike = _lookalikes(subtasks, lines)
-    log.listing(ITEMS, [(f"rows {_numbers(rows_)}, column 'subtask'",
-                         _spellings("subtasks", spelt, [f"row {r}" for r in rows_])) for spelt, rows_ in alike],
+    alike, n_alike = lookalikes(subtasks, lines)
+    log.listing(ITEMS, [(f"rows {number_list(rows_)}, column 'subtask'",
+                         spellings_message("subtasks", spelt, [f"row {r}" for r in rows_])) for spelt, rows_ in alike],
                 n_alike, "subtask names written in several Unicode spellings")
-    odd = _unusable(subtasks)
+    odd = unusable(subtasks)
     if odd.size:
-        log.error(ITEMS, f"row(s) {_numbers(lines[odd].tolist())}, column 'subtask'",
+        log.error(ITEMS, f"row(s) {number_list(lines[odd].tolist())}, column 'subtask'",
                   "subtask name that is only white space or holds a line break, tab or other control "
                   "character; give each subtask a plain name")
     no_subtask = np.flatnonzero(subtasks == "")
     log.listing(
         ITEMS,
-        [(_row(lines[i], "item", names[i]),
+        [(row_label(lines[i], "item", names[i]),
           "empty subtask name; give every item a subtask (one name for all if the benchmark has none)")
          for i in no_subtask[:MAX_LISTED]],
         no_subtask.size, "items without a subtask",
     )
     if resp is None:
         return None
-    first = np.flatnonzero(~_index(names).duplicated())
-    found = _index(names[first]).get_indexer(resp.items)
+    first = np.flatnonzero(~name_index(names).duplicated())
+    found = name_index(names[first]).get_indexer(resp.items)
     unlisted = np.flatnonzero(found < 0)
-    extra = np.flatnonzero(~_index(names).isin(resp.items))
+    extra = np.flatnonzero(~name_index(names).isin(resp.items))
     unlisted, extra, twins = _spelt_apart(names, resp.items, unlisted, extra)
     log.listing(
         ITEMS,
-        [(_row(lines[i], "item", names[i]),
+        [(row_label(lines[i], "item", names[i]),
           f"is written {ascii(str(names[i]))} here but {ascii(str(resp.items[j]))} in responses.csv (column {j + 2}): "
           "one name in two Unicode spellings, which look alike but differ; write it alike in both files")
          for i, j in twins[:MAX_LISTED]],
@@ -127,7 +127,7 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
     )
     log.listing(
         ITEMS,
-        [(_row(lines[i], "item", names[i]),
+        [(row_label(lines[i], "item", names[i]),
           "this item is not a column of responses.csv; remove the row or add the column")
          for i in extra[:MAX_LISTED]],
         extra.size, "items not in responses.csv",
@@ -139,7 +139,7 @@ def _read_items(folder: Path, resp: _Responses | None, log: _Log):
         bad = bad_option_rows(data[column])
         log.listing(
             ITEMS,
-            [(f"{_row(lines[i], 'item', names[i])}, column '{column}'",
+            [(f"{row_label(lines[i], 'item', names[i])}, column '{column}'",
               f"'{_cut(data[column][i])}' is not a number of answer options ({cell_fault(data[column][i])}); "
               f"give {RULE}, or leave the cell empty when it is not known") for i in bad[:MAX_LISTED]],
             bad.size, f"items with an unusable {column}",
@@ -164,10 +164,10 @@ def _spelt_apart(names: np.ndarray, columns: np.ndarray, unlisted: np.ndarray, e
     if not unlisted.size or not extra.size:
         return unlisted, extra, []
     rows: dict[str, int] = {}
-    for i, form in zip(extra.tolist(), _nfc(names[extra])):
+    for i, form in zip(extra.tolist(), nfc(names[extra])):
         rows.setdefault(form, i)
     twins = []
-    for j, form in zip(unlisted.tolist(), _nfc(columns[unlisted])):
+    for j, form in zip(unlisted.tolist(), nfc(columns[unlisted])):
         if form in rows:
             twins.append((rows.pop(form), j))
     if not twins:
@@ -198,10 +198,10 @@ def _floats(row: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return values, empty, failed & ~empty
 
 
-def _read_confidence(folder: Path, resp: _Responses | None, log: _Log) -> np.ndarray | None:
+def read_confidence(folder: Path, resp: Responses | None, log: ProblemLog) -> np.ndarray | None:
     """Confidences aligned to responses (rows and columns may come in another order)."""
-    table = _read_table(folder, CONFIDENCE, log, key="model", required=False,
-                        what="the same models and items as responses.csv")
+    table = read_table(folder, CONFIDENCE, log, key="model", required=False,
+                       what="the same models and items as responses.csv")
     if table is None:
         return None
     items = np.array(table.header[1:], dtype=object)
@@ -217,7 +217,7 @@ def _read_confidence(folder: Path, resp: _Responses | None, log: _Log) -> np.nda
         for j in flagged[: max(0, MAX_LISTED - len(wrong))]:
             raw = row[j + 1]
             what = "is outside [0, 1]" if out_of_range[j] else "is not a number"
-            wrong.append((f"{_row(line, 'model', row[0])}, column '{items[j]}'",
+            wrong.append((f"{row_label(line, 'model', row[0])}, column '{items[j]}'",
                           f"value '{raw}' {what}; confidences are probabilities between 0 and 1"))
         models.append(row[0])
         lines.append(line)
@@ -232,19 +232,19 @@ def _read_confidence(folder: Path, resp: _Responses | None, log: _Log) -> np.nda
         return None
     agree = True
     for what, mine, theirs in (("models", models, resp.models), ("items", items, resp.items)):
-        dups, n_dups = _duplicates(mine, np.arange(mine.size))
+        dups, n_dups = duplicates(mine, np.arange(mine.size))
         if n_dups:
             log.error(CONFIDENCE, "",
-                      f"repeated {what}: {_names([n for n, _ in dups])}")
+                      f"repeated {what}: {quoted_names([n for n, _ in dups])}")
             agree = False
-        extra = mine[~_index(mine).isin(theirs)]
-        absent = theirs[~_index(theirs).isin(mine)]
+        extra = mine[~name_index(mine).isin(theirs)]
+        absent = theirs[~name_index(theirs).isin(mine)]
         if extra.size:
             log.error(CONFIDENCE, "",
-                      f"has {what} that responses.csv lacks: {_names(extra.tolist())}")
+                      f"has {what} that responses.csv lacks: {quoted_names(extra.tolist())}")
         if absent.size:
             log.error(CONFIDENCE, "",
-                      f"lacks {what} of responses.csv: {_names(absent.tolist())}")
+                      f"lacks {what} of responses.csv: {quoted_names(absent.tolist())}")
         agree = agree and not extra.size and not absent.size
     if (models.size, items.size) != resp.codes.shape:
         n_models, n_items = resp.codes.shape
@@ -253,13 +253,13 @@ def _read_confidence(folder: Path, resp: _Responses | None, log: _Log) -> np.nda
                   f"{n_models:,} x {n_items:,}; it must have the same models and items")
     if not agree or not resp.unique:
         return None
-    r, c = _index(models).get_indexer(resp.models), _index(items).get_indexer(resp.items)
+    r, c = name_index(models).get_indexer(resp.models), name_index(items).get_indexer(resp.items)
     conf = np.vstack(rows)[np.ix_(r, c)]
     unmatched = np.vstack(empties)[np.ix_(r, c)] & (resp.codes >= 0)
     cells = np.argwhere(unmatched)
     log.listing(
         CONFIDENCE,
-        [(f"{_row(lines[r[i]], 'model', resp.models[i])}, column '{resp.items[j]}'",
+        [(f"{row_label(lines[r[i]], 'model', resp.models[i])}, column '{resp.items[j]}'",
           "empty, but responses.csv has an answer; give both or leave both empty")
          for i, j in cells[:MAX_LISTED]],
         len(cells), "empty confidences for answered cells",
@@ -267,10 +267,10 @@ def _read_confidence(folder: Path, resp: _Responses | None, log: _Log) -> np.nda
     return conf
 
 
-def _read_models(folder: Path, resp: _Responses | None, log: _Log) -> pd.DataFrame | None:
+def read_models(folder: Path, resp: Responses | None, log: ProblemLog) -> pd.DataFrame | None:
     """Model metadata, one row per responses row: model + metadata (empty where models.csv has no row)."""
-    table = _read_table(folder, MODELS, log, key="model", required=False,
-                        what="one row per model: model, then metadata columns")
+    table = read_table(folder, MODELS, log, key="model", required=False,
+                       what="one row per model: model, then metadata columns")
     if table is None:
         return None
     columns = [h.strip() for h in table.header]
@@ -278,31 +278,31 @@ def _read_models(folder: Path, resp: _Responses | None, log: _Log) -> pd.DataFra
     if "model" not in columns:
         log.error(MODELS, "row 1 (header)", f"no 'model' column (columns found: {', '.join(columns)})")
         return None
-    for name, cols in _duplicates(np.array(columns, dtype=object), np.arange(1, len(columns) + 1))[0]:
+    for name, cols in duplicates(np.array(columns, dtype=object), np.arange(1, len(columns) + 1))[0]:
         log.error(MODELS, "row 1 (header)",
-                  f"column '{name}' appears {len(cols)} times (columns {_numbers(cols)})")
+                  f"column '{name}' appears {len(cols)} times (columns {number_list(cols)})")
     if not rows:
         log.error(MODELS, "", "the file has a header but no model rows")
         return None
     lines = np.array([line for line, _ in rows])
     data = dict(zip(columns, map(list, zip(*(row for _, row in rows)))))
     names = np.array(data.pop("model"), dtype=object)
-    dups, n_dups = _duplicates(names, lines)
-    log.listing(MODELS, [(f"rows {_numbers(w)}", f"model '{n}' appears more than once") for n, w in dups],
+    dups, n_dups = duplicates(names, lines)
+    log.listing(MODELS, [(f"rows {number_list(w)}", f"model '{n}' appears more than once") for n, w in dups],
                 n_dups, "repeated models")
     if resp is None or dups or len(columns) != len(set(columns)):
         return None
-    extra = names[~_index(names).isin(resp.models)]
+    extra = names[~name_index(names).isin(resp.models)]
     if extra.size:
         log.warn(MODELS, "",
-                 f"rows for models not in responses.csv are ignored: {_names(extra.tolist())}")
-    absent = resp.models[~_index(resp.models).isin(names)]
+                f"rows for models not in responses.csv are ignored: {quoted_names(extra.tolist())}")
+    absent = resp.models[~name_index(resp.models).isin(names)]
     if absent.size:
-        log.warn(MODELS, "", f"no row, so no metadata, for models of responses.csv: {_names(absent.tolist())}")
+        log.warn(MODELS, "", f"no row, so no metadata, for models of responses.csv: {quoted_names(absent.tolist())}")
     if not data or not resp.unique:
         return None
-    info = pd.DataFrame({c: _column(v) for c, v in data.items()}, index=_index(names, name="model"))
-    return info.reindex(_index(resp.models, name="model")).reset_index()
+    info = pd.DataFrame({c: _column(v) for c, v in data.items()}, index=name_index(names, name="model"))
+    return info.reindex(name_index(resp.models, name="model")).reset_index()
 
 
 def _object(pairs: list[tuple[str, object]], repeated: list[str]) -> dict:
@@ -315,11 +315,12 @@ def _object(pairs: list[tuple[str, object]], repeated: list[str]) -> dict:
     return seen
 
 
-def _read_target_sets(folder: Path, resp: _Responses | None, log: _Log) -> dict[str, list[str]]:
+def read_target_sets(folder: Path, resp: Responses | None, log: ProblemLog) -> dict[str, list[str]]:
+    """The target sets of target_sets.json (name -> models of responses.csv); ``{}`` when absent or unusable."""
     path = stored_file(folder, TARGET_SETS)
-    if not _present(folder, TARGET_SETS, log):
+    if not present(folder, TARGET_SETS, log):
         return {}
-    text = _decode(path, log)
+    text = decode(path, log)
     if text is None:
         return {}
     repeated: list[str] = []
@@ -348,10 +349,10 @@ def _read_target_sets(folder: Path, resp: _Responses | None, log: _Log) -> dict[
             continue
         twice = sorted(m for m, n in Counter(members).items() if n > 1)
         if twice:
-            log.error(TARGET_SETS, where, f"names {_names(twice)} more than once")
+            log.error(TARGET_SETS, where, f"names {quoted_names(twice)} more than once")
         unknown = [m for m in members if known is not None and m not in known]
         if unknown:
             log.error(TARGET_SETS, where,
-                      f"names models not in responses.csv: {_names(unknown)}")
+                      f"names models not in responses.csv: {quoted_names(unknown)}")
         good[name] = members
     return good

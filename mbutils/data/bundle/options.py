@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.data.bundle.format import PROVENANCE
-from mbutils.data.bundle.problems import MAX_LISTED, _Log
+from mbutils.data.bundle.problems import MAX_LISTED, ProblemLog
 from mbutils.data.bundle.record import json_kind
 
 #: items.csv columns read as the number of answer options (first found wins).
@@ -108,7 +108,7 @@ def _usage(per_subtask: bool) -> str:
             "subtask, or remove the key when the counts are not known")
 
 
-def provenance_options(record, subtasks, log: _Log) -> tuple[np.ndarray, str] | None:
+def provenance_options(record, subtasks, log: ProblemLog) -> tuple[np.ndarray, str] | None:
     """Options per item (aligned to ``subtasks``, NaN where unknown) and their source, from provenance.json's
     ``answer_options``; None when it gives none, or gives counts that break the rule (each fault logged as an
     error naming the key). ``subtasks`` None (items.csv unusable): the statement is checked, nothing returned."""
@@ -150,7 +150,7 @@ def provenance_options(record, subtasks, log: _Log) -> tuple[np.ndarray, str] | 
     return values, str(entry.get("source", ""))
 
 
-def _unmatched(spec: dict, subtasks, here: str, log: _Log) -> None:
+def _unmatched(spec: dict, subtasks, here: str, log: ProblemLog) -> None:
     """Warn of mapping keys that are no subtask of the bundle (a misspelt name leaves its subtask unknown)."""
     names = list(dict.fromkeys(str(s) for s in subtasks))
     unknown = [key for key in spec if key not in set(names)]

@@ -35,7 +35,7 @@ class Problem:
         return f"{where}: {self.message}"
 
 
-class _Log(list):
+class ProblemLog(list):
     """Collects problems; ``listing`` caps each kind at MAX_LISTED instances.
 
     ``stored`` maps a format name (``responses.csv``) to the name of the file actually read
@@ -60,7 +60,7 @@ class _Log(list):
             self.error(file, "", f"... and {total - shown:,} more {more}")
 
 
-def _names(names, cap: int = MAX_LISTED) -> str:
+def quoted_names(names, cap: int = MAX_LISTED) -> str:
     """'a', 'b' and 3 more — a capped list of names for one message."""
     names = [f"'{n}'" for n in names]
     if len(names) > cap:
@@ -68,43 +68,45 @@ def _names(names, cap: int = MAX_LISTED) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _count(n: int, noun: str) -> str:
+def plural(n: int, noun: str) -> str:
     """1 item, 2 items, 1,706 items."""
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
-def _numbers(values) -> str:
+def number_list(values) -> str:
     """3, 9 and 17 (capped)."""
-    return _names(values).replace("'", "")
+    return quoted_names(values).replace("'", "")
 
 
-def _row(line: int, key: str, name: str) -> str:
+def row_label(line: int, key: str, name: str) -> str:
+    """Where a problem is: ``row 12 (model 'org/a')``, a long or multi-line name cut."""
     shown = name if len(name) <= 40 and "\n" not in name else name.split("\n")[0][:40] + "..."
     return f"row {line} ({key} '{shown}')"
 
 
-def _index(names, name: str | None = None) -> pd.Index:
+def name_index(names, name: str | None = None) -> pd.Index:
     """A plain object Index: hashing Python strings beats pandas' Arrow strings here."""
     return pd.Index(np.asarray(names, dtype=object), dtype=object, name=name)
 
 
-def _unique(names: np.ndarray) -> bool:
-    return not _index(names).duplicated().any()
+def all_unique(names: np.ndarray) -> bool:
+    """Whether no name appears twice."""
+    return not name_index(names).duplicated().any()
 
 
-def _unusable(names: np.ndarray) -> np.ndarray:
+def unusable(names: np.ndarray) -> np.ndarray:
     """Positions of names no command can take: only white space, or a line break, tab, other control,
     Unicode line separator or bidirectional control inside (options, logs, tables and exported task
     files would split them or show other text than is stored)."""
     return unsafe_names(names)
 
 
-def _nfc(names) -> list[str]:
+def nfc(names) -> list[str]:
     """Each name in Unicode's composed form (NFC); ASCII names, most of them, are left as they are."""
     return [name if name.isascii() else unicodedata.normalize("NFC", name) for name in map(str, names)]
 
 
-def _lookalikes(names, positions) -> tuple[list[tuple[list[str], list]], int]:
+def lookalikes(names, positions) -> tuple[list[tuple[list[str], list]], int]:
     """Names that differ as stored but not in NFC (an accented letter typed as one character or as a letter
     and an accent): per composed form, its spellings and the first position of each, for the first MAX_LISTED
     forms written more than one way; and how many forms are."""
@@ -112,13 +114,13 @@ def _lookalikes(names, positions) -> tuple[list[tuple[list[str], list]], int]:
     if all(name.isascii() for name in names):
         return [], 0
     forms: dict[str, dict[str, object]] = {}
-    for name, form, position in zip(names, _nfc(names), positions):
+    for name, form, position in zip(names, nfc(names), positions):
         forms.setdefault(form, {}).setdefault(name, position)
     found = [(list(spellings), list(spellings.values())) for spellings in forms.values() if len(spellings) > 1]
     return found[:MAX_LISTED], len(found)
 
 
-def _spellings(what: str, spellings: list[str], places: list[str]) -> str:
+def spellings_message(what: str, spellings: list[str], places: list[str]) -> str:
     """One message for a name written in several Unicode spellings: each spelling escaped, with its place."""
     listed = " and ".join(f"{ascii(name)} ({place})" for name, place in zip(spellings, places))
     return (f"{what} {listed} are one name in {len(spellings)} Unicode spellings (they differ only in "
@@ -126,9 +128,9 @@ def _spellings(what: str, spellings: list[str], places: list[str]) -> str:
             "they look alike but are different names; write them alike (NFC) or rename one")
 
 
-def _duplicates(names: np.ndarray, lines) -> tuple[list[tuple[str, list]], int]:
+def duplicates(names: np.ndarray, lines) -> tuple[list[tuple[str, list]], int]:
     """(name, positions) for the first MAX_LISTED repeated names, and how many names repeat."""
-    dup = _index(names).duplicated(keep=False)
+    dup = name_index(names).duplicated(keep=False)
     if not dup.any():
         return [], 0
     names_dup, where = names[dup], np.asarray(lines)[dup]

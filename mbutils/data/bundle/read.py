@@ -23,22 +23,22 @@ import numpy as np
 import pandas as pd
 
 from mbutils.data.benchmark import Benchmark
-from mbutils.base.errors import BundleError
+from mbutils.base.errors import BundleError, StatementError
 from mbutils.data.bundle.format import ITEMS, MISSING_POLICIES
-from mbutils.data.bundle.harness import StatementError, harness_for
+from mbutils.data.bundle.harness import harness_for
 from mbutils.data.bundle.options import provenance_options, with_options
-from mbutils.data.bundle.metadata import _read_confidence, _read_items, _read_models, _read_target_sets
-from mbutils.data.bundle.problems import Problem, _Log, _row
+from mbutils.data.bundle.metadata import read_confidence, read_items, read_models, read_target_sets
+from mbutils.data.bundle.problems import Problem, ProblemLog, row_label
 from mbutils.data.bundle.record import read_record
 from mbutils.data.bundle.tasknames import item_documents, names_fault
-from mbutils.data.bundle.responses import _MISSING, _Responses, _missing_choices, _missing_summary, _read_responses
+from mbutils.data.bundle.responses import MISSING_CODE, Responses, missing_choices, missing_summary, read_responses
 from mbutils.data.bundle.search import find_bundle
 from mbutils.base.validation import check_choice
 
 
 @dataclass
 class _Parsed:
-    responses: _Responses
+    responses: Responses
     subtasks: np.ndarray
     item_info: pd.DataFrame | None
     confidence: np.ndarray | None
@@ -50,14 +50,14 @@ class _Parsed:
     item_lines: np.ndarray | None = None
 
 
-def _read_bundle(folder: Path) -> tuple[_Parsed | None, list[Problem]]:
+def read_bundle(folder: Path) -> tuple[_Parsed | None, list[Problem]]:
     """Read every file once, collecting every problem; the parse is usable only without errors."""
-    log = _Log()
-    resp = _read_responses(folder, log)
-    items = _read_items(folder, resp, log)
-    confidence = _read_confidence(folder, resp, log)
-    model_info = _read_models(folder, resp, log)
-    target_sets = _read_target_sets(folder, resp, log)
+    log = ProblemLog()
+    resp = read_responses(folder, log)
+    items = read_items(folder, resp, log)
+    confidence = read_confidence(folder, resp, log)
+    model_info = read_models(folder, resp, log)
+    target_sets = read_target_sets(folder, resp, log)
     options = provenance_options(read_record(folder, log), None if items is None else items[0], log)
     if resp is None or items is None or any(p.severity == "error" for p in log):
         return None, list(log)
@@ -82,7 +82,7 @@ def _export_problems(folder: Path, parsed: _Parsed) -> list[Problem]:
     if fault is None:
         return []
     positions, what = fault
-    rows = [_row(int(parsed.item_lines[i]), "item", str(items[i])) for i in positions]
+    rows = [row_label(int(parsed.item_lines[i]), "item", str(items[i])) for i in positions]
     where = " and ".join(rows) if len(rows) < 2 else \
         f"rows {' and '.join(str(parsed.item_lines[i]) for i in positions)} (items " \
         f"{' and '.join(ascii(str(items[i]))[:80] for i in positions)})"
@@ -94,9 +94,35 @@ def _export_problems(folder: Path, parsed: _Parsed) -> list[Problem]:
 
 def validate_bundle(name_or_dir: str | Path) -> list[Problem]:
     """Every problem of a bundle (errors and warnings), in file order; empty when all is well. A bundle
-    that loads is also checked the way ``build-micro`` checks it first (problems of kind ``"export"``)."""
+    that loads is also checked the way ``build-micro`` checks it first (problems of kind ``"export"``).
+
+    Parameters
+    ----------
+    name_or_dir : str or pathlib.Path
+        A bundle's name on the data path, or its folder.
+
+    Returns
+    -------
+    list of Problem
+        Each names its file, row and column, what is wrong and its severity (``"error"`` or
+        ``"warning"``); what ``python -m mbutils validate`` prints.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from mbutils import validate_bundle
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     folder = Path(tmp) / "tiny"
+    ...     folder.mkdir()
+    ...     _ = (folder / "responses.csv").write_text("model,q1,q2\\nm1,1,0\\nm2,1,2\\n")
+    ...     _ = (folder / "items.csv").write_text("item,subtask\\nq1,a\\nq2,a\\n")
+    ...     for problem in validate_bundle(folder):
+    ...         print(problem)
+    responses.csv, row 3 (model 'm2'), column 'q2': value '2' is not 0 or 1
+    """
     folder = find_bundle(name_or_dir)
-    parsed, problems = _read_bundle(folder)
+    parsed, problems = read_bundle(folder)
     if parsed is None:
         return problems
     return problems + _export_problems(folder, parsed)
@@ -108,10 +134,41 @@ def load_bundle(name_or_dir: str | Path, *, missing: str = "error") -> Benchmark
     ``missing``: ``"error"`` (refuse, naming the incomplete models), ``"drop_models"`` or
     ``"drop_items"``. Simulated bundles (``synthetic-*``) are generated by
     :func:`mbutils.load_benchmark`, which also accepts everything this accepts.
+
+    Parameters
+    ----------
+    name_or_dir : str or pathlib.Path
+        A bundle's name on the data path, or its folder (see :func:`save_bundle`).
+    missing : {"error", "drop_models", "drop_items"}, default "error"
+        What to do with empty cells of ``responses.csv``.
+
+    Returns
+    -------
+    Benchmark
+        The bundle's models, items, answers and metadata, named after its folder.
+
+    Raises
+    ------
+    MbutilsError
+        A ``BundleError`` listing every problem :func:`validate_bundle` finds, when there are errors.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from mbutils import load_bundle
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     folder = Path(tmp) / "tiny"
+    ...     folder.mkdir()
+    ...     _ = (folder / "responses.csv").write_text("model,q1,q2,q3\\nm1,1,0,1\\nm2,1,1,\\n")
+    ...     _ = (folder / "items.csv").write_text("item,subtask\\nq1,a\\nq2,a\\nq3,b\\n")
+    ...     bench = load_bundle(folder, missing="drop_items")  # m2 has no answer to q3
+    >>> bench.name, list(bench.items), bench.correct.tolist()
+    ('tiny', ['q1', 'q2'], [[1, 0], [1, 1]])
     """
     check_choice(missing, MISSING_POLICIES, "missing", BundleError)
     folder = find_bundle(name_or_dir)
-    parsed, problems = _read_bundle(folder)
+    parsed, problems = read_bundle(folder)
     errors = [p for p in problems if p.severity == "error"]
     if parsed is None or errors:
         listed = "\n".join(f"  {p}" for p in errors)
@@ -141,16 +198,16 @@ def load_bundle(name_or_dir: str | Path, *, missing: str = "error") -> Benchmark
     )
 
 
-def _keep(resp: _Responses, missing: str, folder: Path) -> tuple[np.ndarray, np.ndarray]:
+def _keep(resp: Responses, missing: str, folder: Path) -> tuple[np.ndarray, np.ndarray]:
     """Indices of the rows and columns kept under the missing-cell policy."""
-    holes = resp.codes == _MISSING
+    holes = resp.codes == MISSING_CODE
     rows, cols = np.arange(holes.shape[0]), np.arange(holes.shape[1])
     if not holes.any():
         return rows, cols
     if missing == "error":
         raise BundleError(
             f"bundle '{folder.name}' ({folder}) is incomplete: "
-            f"{_missing_summary(resp, holes)} {_missing_choices(holes)}"
+            f"{missing_summary(resp, holes)} {missing_choices(holes)}"
         )
     if missing == "drop_models":
         rows = np.flatnonzero(~holes.any(axis=1))

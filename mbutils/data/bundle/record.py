@@ -12,9 +12,9 @@ import json
 import os
 from pathlib import Path
 
-from mbutils.data.bundle.files import _not_a_file
+from mbutils.data.bundle.files import not_a_file
 from mbutils.data.bundle.format import PROVENANCE
-from mbutils.data.bundle.problems import _Log
+from mbutils.data.bundle.problems import ProblemLog
 
 
 class JsonObject(dict):
@@ -34,7 +34,7 @@ def _object(pairs: list[tuple[str, object]]) -> JsonObject:
     return found
 
 
-def _text(path: Path, log: _Log) -> str | None:
+def _text(path: Path, log: ProblemLog) -> str | None:
     try:
         data = path.read_bytes()
     except OSError as err:
@@ -49,7 +49,7 @@ def _text(path: Path, log: _Log) -> str | None:
         return None
 
 
-def read_record(folder: Path | None, log: _Log | None = None) -> JsonObject | None:
+def read_record(folder: Path | None, log: ProblemLog | None = None) -> JsonObject | None:
     """The object provenance.json holds; None when the bundle has none or it cannot be read (then, given a
     ``log``, the reason is logged as an error naming the file and the line)."""
     if folder is None:
@@ -57,8 +57,8 @@ def read_record(folder: Path | None, log: _Log | None = None) -> JsonObject | No
     path = Path(folder) / PROVENANCE
     if not os.path.lexists(path):
         return None
-    log = _Log() if log is None else log
-    why = _not_a_file(path)
+    log = ProblemLog() if log is None else log
+    why = not_a_file(path)
     if why:
         log.error(PROVENANCE, "", why)
         return None

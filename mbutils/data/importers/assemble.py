@@ -15,11 +15,11 @@ import pandas as pd
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import BundleError
 from mbutils.data.importers.samples import LISTED
-from mbutils.data.importers.task_table import _TaskTable
+from mbutils.data.importers.task_table import TaskTable
 
 
-def _assemble(tables: list[_TaskTable], *, name: str, origin: str, models: list[str], tasks: list[str],
-              items: str, check_docs: str, confidence: bool | None) -> Benchmark:
+def assemble_bundle(tables: list[TaskTable], *, name: str, origin: str, models: list[str], tasks: list[str],
+                    items: str, check_docs: str, confidence: bool | None) -> Benchmark:
     """Stack per-(model, task) tables into one complete Benchmark, checking they agree."""
     have = {(t.model, t.task) for t in tables}
     missing = [(m, t) for m in models for t in tasks if (m, t) not in have]

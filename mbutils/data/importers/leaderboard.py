@@ -9,11 +9,11 @@ from typing import Sequence
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import BundleError
-from mbutils.data.importers.lm_eval import SampleFile, _delimiter, _results_for, parse_samples_name
-from mbutils.data.importers.assemble import _assemble
-from mbutils.data.importers.records import _iter_records, _load_json, _progress
-from mbutils.data.importers.samples import DOC_CHECKS, ITEM_POLICIES, LISTED, _check_option
-from mbutils.data.importers.task_table import _table_from_records
+from mbutils.data.importers.lm_eval import SampleFile, parse_samples_name, results_for, target_delimiter
+from mbutils.data.importers.assemble import assemble_bundle
+from mbutils.data.importers.records import iter_records, load_json, with_progress
+from mbutils.data.importers.samples import DOC_CHECKS, ITEM_POLICIES, LISTED, check_option
+from mbutils.data.importers.task_table import table_from_records
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ class HubSource(LeaderboardSource):
 
     def __init__(self, *, cache_dir: str | Path | None = None, layout: str = "raw",
                  token: str | bool | None = None, max_workers: int = 4):
-        _check_option(layout, self.LAYOUTS, "layout")
+        check_option(layout, self.LAYOUTS, "layout")
         self.cache_dir = cache_dir
         self.layout = layout
         self.token = token
@@ -190,8 +190,8 @@ def _details_files(folder: Path, model: str, tasks: Sequence[str]) -> dict[str, 
     for task in tasks:
         if task in raw:
             sample = raw[task]
-            results_path = _results_for(sample.path.parent, sample.stamp)
-            found[task] = ([sample.path], _load_json(results_path) if results_path else None)
+            results_path = results_for(sample.path.parent, sample.stamp)
+            found[task] = ([sample.path], load_json(results_path) if results_path else None)
             continue
         shards = sorted(p for d in folder.glob(f"*__{task}") for split in ("latest", "partial-latest")
                         for p in (d / split).glob("*.parquet"))
@@ -214,8 +214,8 @@ def import_leaderboard(models: Sequence[str], benchmark: str, *, source: Leaderb
     harness builds, and a differing ``doc_hash`` there need not mean a different question.
     Other options as in :func:`import_lm_eval`.
     """
-    _check_option(items, ITEM_POLICIES, "items")
-    _check_option(check_docs, DOC_CHECKS, "check_docs")
+    check_option(items, ITEM_POLICIES, "items")
+    check_option(check_docs, DOC_CHECKS, "check_docs")
     spec = leaderboard_benchmark(benchmark)
     metric = metric or spec.metric
     models = [m.strip() for m in models]
@@ -225,18 +225,18 @@ def import_leaderboard(models: Sequence[str], benchmark: str, *, source: Leaderb
     if dup:
         raise BundleError(f"models listed more than once: {', '.join(sorted(dup)[:LISTED])}")
     tables = []
-    for model in _progress(models, progress, f"{spec.name} details"):
+    for model in with_progress(models, progress, f"{spec.name} details"):
         folder = source.fetch(model, spec.tasks)
         for task, (paths, results) in _details_files(folder, model, spec.tasks).items():
-            records = (rec for path in paths for rec in _iter_records(path, metric, spec.subtask_field))
+            records = (rec for path in paths for rec in iter_records(path, metric, spec.subtask_field))
             source_name = str(paths[0]) if len(paths) == 1 else f"{paths[0].parent}/*.parquet"
-            tables.append(_table_from_records(
+            tables.append(table_from_records(
                 records, source_name, model=model, task=spec.label(task), metric=metric, filter_name=None,
-                subtask_field=spec.subtask_field, delimiter=_delimiter(results, task)))
-    return _assemble(tables, name=name or f"leaderboard-{spec.name}", models=models,
-                     tasks=[spec.label(t) for t in spec.tasks], items=items, check_docs=check_docs,
-                     confidence=confidence,
-                     origin=f"Open LLM Leaderboard v2 details, {spec.name} ({metric}), {source.describe()}")
+                subtask_field=spec.subtask_field, delimiter=target_delimiter(results, task)))
+    return assemble_bundle(tables, name=name or f"leaderboard-{spec.name}", models=models,
+                           tasks=[spec.label(t) for t in spec.tasks], items=items, check_docs=check_docs,
+                           confidence=confidence,
+                           origin=f"Open LLM Leaderboard v2 details, {spec.name} ({metric}), {source.describe()}")
 
 
 def read_model_list(path: str | Path) -> list[str]:

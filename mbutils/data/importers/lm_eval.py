@@ -10,11 +10,11 @@ from typing import Sequence
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import BundleError
-from mbutils.data.importers.assemble import _assemble
-from mbutils.data.importers.records import _iter_records, _load_json, _progress
+from mbutils.data.importers.assemble import assemble_bundle
+from mbutils.data.importers.records import iter_records, load_json, with_progress
 from mbutils.data.importers.samples import (DOC_CHECKS, ITEM_POLICIES, MODEL_ARG_KEYS, RESULTS_RE, SAMPLES_RE,
-                                            _check_option)
-from mbutils.data.importers.task_table import _table_from_records
+                                            check_option)
+from mbutils.data.importers.task_table import table_from_records
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def find_sample_files(paths: Sequence[str | Path]) -> list[SampleFile]:
     return list(dict.fromkeys(found))
 
 
-def _results_for(folder: Path, stamp: str) -> Path | None:
+def results_for(folder: Path, stamp: str) -> Path | None:
     """The results file of the same run, else the folder's latest one."""
     same = folder / f"results_{stamp}.json"
     if same.is_file():
@@ -81,7 +81,8 @@ def model_name_from_results(results: dict) -> str | None:
     return None
 
 
-def _delimiter(results: dict | None, task: str) -> str | None:
+def target_delimiter(results: dict | None, task: str) -> str | None:
+    """The task's ``target_delimiter`` in a results file's configs, or ``None``."""
     config = ((results or {}).get("configs") or {}).get(task) or {}
     value = config.get("target_delimiter")
     return value if isinstance(value, str) else None
@@ -123,15 +124,15 @@ def import_lm_eval(paths: Sequence[str | Path], metric: str = "acc", *, filter: 
     for every cell, True = require, False = omit. ``subtask_field``: take the subtask from
     this document field instead of the task name (e.g. ``"category"`` for MMLU-Pro).
     """
-    _check_option(items, ITEM_POLICIES, "items")
-    _check_option(check_docs, DOC_CHECKS, "check_docs")
+    check_option(items, ITEM_POLICIES, "items")
+    check_option(check_docs, DOC_CHECKS, "check_docs")
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     results_cache: dict[Path | None, dict | None] = {None: None}
     entries = []
     for sample in find_sample_files(paths):
-        results_path = _results_for(sample.path.parent, sample.stamp)
+        results_path = results_for(sample.path.parent, sample.stamp)
         if results_path not in results_cache:
-            results_cache[results_path] = _load_json(results_path)
+            results_cache[results_path] = load_json(results_path)
         results = results_cache[results_path]
         model = (model_name_from_results(results) if results else None) or sample.path.parent.name
         entries.append((model, sample.task, sample, results))
@@ -139,11 +140,11 @@ def import_lm_eval(paths: Sequence[str | Path], metric: str = "acc", *, filter: 
     models = list(dict.fromkeys(e[0] for e in entries))
     tasks = sorted(dict.fromkeys(e[1] for e in entries))
     tables = []
-    for model, task, sample, results in _progress(entries, progress, "reading samples"):
-        tables.append(_table_from_records(
-            _iter_records(sample.path, metric, subtask_field), str(sample.path), model=model, task=task, metric=metric,
-            filter_name=filter, subtask_field=subtask_field, delimiter=_delimiter(results, task)))
+    for model, task, sample, results in with_progress(entries, progress, "reading samples"):
+        tables.append(table_from_records(
+            iter_records(sample.path, metric, subtask_field), str(sample.path), model=model, task=task, metric=metric,
+            filter_name=filter, subtask_field=subtask_field, delimiter=target_delimiter(results, task)))
     where = ", ".join(map(str, paths[:3])) + (" ..." if len(paths) > 3 else "")
-    return _assemble(tables, name=name, models=models, tasks=tasks, items=items, check_docs=check_docs,
-                     confidence=confidence,
-                     origin=f"lm-evaluation-harness samples ({metric}) from {len(entries)} file(s) under {where}")
+    return assemble_bundle(tables, name=name, models=models, tasks=tasks, items=items, check_docs=check_docs,
+                           confidence=confidence,
+                           origin=f"lm-evaluation-harness samples ({metric}) from {len(entries)} file(s) under {where}")

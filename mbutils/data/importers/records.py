@@ -15,8 +15,8 @@ from mbutils.base.errors import BundleError
 from mbutils.base.jsonfiles import parse_json, read_json
 
 
-def _iter_records(path: Path, metric: str, subtask_field: str | None = None,
-                  index_field: str | None = None) -> Iterator[tuple[int, dict]]:
+def iter_records(path: Path, metric: str, subtask_field: str | None = None,
+                 index_field: str | None = None) -> Iterator[tuple[int, dict]]:
     """(line or row number, record) for a JSONL, JSON-array or Parquet samples file.
 
     For Parquet only the fields the import reads are loaded: the prompts, raw responses and
@@ -119,12 +119,13 @@ def watch_filters(records: Iterator[tuple[int, dict]], wanted: str | None, sourc
                           + f", or give a log that records {wanted!r}")
 
 
-def _load_json(path: Path) -> dict:
+def load_json(path: Path) -> dict:
     """A results file beside samples logs: one JSON object, or one message naming the file."""
     return read_json(path, BundleError, what="a results JSON object")
 
 
-def _progress(iterable, show: bool, desc: str):
+def with_progress(iterable, show: bool, desc: str):
+    """The iterable, with a progress bar (one step per file) when ``show``."""
     if not show:
         return iterable
     from tqdm.auto import tqdm

@@ -91,5 +91,6 @@ LISTED = 5
 MAX_DOC_ID = 2**53
 
 
-def _check_option(value, allowed: tuple, what: str) -> None:
+def check_option(value, allowed: tuple, what: str) -> None:
+    """Refuse a value not in ``allowed`` with a :class:`BundleError` naming the choices."""
     check_choice(value, allowed, what, BundleError)

@@ -72,7 +72,7 @@ def _metric_fields(record: dict) -> str:
 
 
 @dataclass
-class _TaskTable:
+class TaskTable:
     """One model's records for one task (one filter), as arrays."""
 
     model: str
@@ -90,9 +90,9 @@ def _scoring(metric: str) -> str:
     return {"acc_norm": "chars", "acc_bytes": "bytes"}.get(metric, "raw")
 
 
-def _table_from_records(records: Iterable[tuple[int, dict]], source: str, *, model: str, task: str,
-                        metric: str, filter_name: str | None, subtask_field: str | None,
-                        delimiter: str | None, index_field: str | None = None) -> _TaskTable:
+def table_from_records(records: Iterable[tuple[int, dict]], source: str, *, model: str, task: str,
+                       metric: str, filter_name: str | None, subtask_field: str | None,
+                       delimiter: str | None, index_field: str | None = None) -> TaskTable:
     """Parse one file's records: per-record Python only extracts fields; the arithmetic is array-wide."""
     unit = "row" if source.endswith(".parquet") else "line"
     cols: dict[str, list] = {k: [] for k in ("line", "filter", "doc_id", "value", "lls", "conts",
@@ -146,7 +146,7 @@ def _table_from_records(records: Iterable[tuple[int, dict]], source: str, *, mod
     confidence = _gold_probability(lls, choices, targets, correct, _scoring(metric))
     subtask = (np.array(cols["subtask"], dtype=object)[keep] if subtask_field is not None
                else np.full(len(doc_id), task, dtype=object))
-    return _TaskTable(
+    return TaskTable(
         model=model, task=task, source=source, doc_id=doc_id, correct=correct, confidence=confidence,
         n_choices=np.array([0 if x is None else len(x) for x in lls], dtype=np.int64),
         doc_hash=np.array(cols["hash"], dtype=object)[keep], subtask=subtask,

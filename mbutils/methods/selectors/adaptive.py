@@ -51,6 +51,7 @@ from mbutils.methods.irt import IRTError, sigmoid
 from mbutils.methods.irt_fit import IRTModel
 from mbutils.methods.protocol import rng_for
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
+from mbutils.methods.selectors.registry import register
 from mbutils.base.validation import Integer, OneOf
 from mbutils.methods.selectors.tinybench import TinyBenchmarks, TinyPrepared
 
@@ -161,6 +162,7 @@ class AdaptiveMicroBenchmark(MicroBenchmark):
         return (path.answers.sum(axis=1) + prob.sum(axis=1) - answered) / self.n_seen
 
 
+@register
 class AdaptiveFisher(Selector):
     """Adaptive testing: each target answers its own k items, the next one always the most informative; IRT estimate.
 
@@ -254,6 +256,7 @@ class AdaptiveFisher(Selector):
             memo=prepared.adaptive_tests)
 
 
+@register
 class AdaptiveRandomesque(AdaptiveFisher):
     """Adaptive testing with randomesque exposure control: each step a random one of the ``top_m`` most informative items.
 
@@ -287,6 +290,7 @@ class AdaptiveRandomesque(AdaptiveFisher):
     default_top_m: ClassVar[int] = 5
 
 
+@register
 class AdaptivePIRT(AdaptiveFisher):
     """The tests of :class:`AdaptiveFisher` with the p-IRT estimate: observed answers where asked, predictions elsewhere.
 
@@ -354,11 +358,3 @@ class AdaptiveAbility(AdaptiveFisher):
 
     name: ClassVar[str] = "adaptive_ability"
     estimator: ClassVar[str] = "ability"
-
-
-#: The names this family offers (read by :mod:`mbutils.methods.selectors`, in this order).
-SELECTORS = {
-    "adaptive_fisher": AdaptiveFisher,
-    "adaptive_randomesque": AdaptiveRandomesque,
-    "adaptive_pirt": AdaptivePIRT,
-}

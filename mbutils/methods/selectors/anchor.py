@@ -17,6 +17,7 @@ from mbutils.base.errors import SelectorError
 from mbutils.base.validation import Boolean, Integer, OneOf
 from mbutils.methods import medoid_store
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
+from mbutils.methods.selectors.registry import register
 
 DTYPES = ("float64", "float32")
 INITS = ("random", "build")
@@ -81,6 +82,7 @@ class AnchorPrepared:
         return self._digest
 
 
+@register(roles=("paper", "auto"))
 class AnchorPoints(Selector):
     """Anchor Points (the paper's): k medoids of the items under 1 - correlation of source confidences.
 
@@ -276,6 +278,7 @@ def assign_to_medoids(dissimilarity: np.ndarray, medoids: np.ndarray) -> np.ndar
     return members
 
 
+@register
 class AnchorPointsBinary(AnchorPoints):
     """Anchor Points with the same items and weights, estimated from target 0/1 correctness.
 
@@ -308,10 +311,3 @@ class AnchorPointsBinary(AnchorPoints):
 
     name = "anchor_points_binary"
     reads = "correct"
-
-
-#: The names this family offers (read by :mod:`mbutils.methods.selectors`, in this order).
-SELECTORS = {
-    "anchor_points": AnchorPoints,
-    "anchor_points_binary": AnchorPointsBinary,
-}

@@ -16,6 +16,7 @@ import numpy as np
 from mbutils.base.errors import SelectorError
 from mbutils.base.validation import Integer, OneOf
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
+from mbutils.methods.selectors.registry import register
 
 ESTIMATORS = ("ht", "hajek")
 
@@ -156,6 +157,7 @@ class Strata:
         return len(self.labels)
 
 
+@register(roles=("paper", "auto"))
 class ConfidenceStratified(Selector):
     """Stratified sampling by confidence (the paper's): random items from bands of item easiness, Horvitz-Thompson estimate.
 
@@ -262,9 +264,3 @@ class ConfidenceStratified(Selector):
         if self.estimator == "hajek":
             weights = weights / weights.sum()
         return MicroBenchmark(items=items, weights=weights, reads="correct")
-
-
-#: The names this family offers (read by :mod:`mbutils.methods.selectors`, in this order).
-SELECTORS = {
-    "confidence_stratified": ConfidenceStratified,
-}

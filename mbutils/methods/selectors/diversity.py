@@ -72,6 +72,7 @@ from mbutils.methods.dpp import inclusion_probabilities, sample_projection_dpp
 from mbutils.base.errors import SelectorError
 from mbutils.base.validation import Boolean, Integer, OneOf, Real
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
+from mbutils.methods.selectors.registry import register
 
 ORDERS = ("max", "total")
 #: A polynomial whose distance from the span of the earlier ones (unit-norm columns) is
@@ -266,6 +267,7 @@ class DiversityState:
 
 
 # --------------------------------------------------------------------------- selectors
+@register(roles=("paper", "auto"))
 class Diversity(Selector):
     """The paper's Diversity method: items spread over the sources' view of them (a projection DPP), plain mean.
 
@@ -374,6 +376,7 @@ class Diversity(Selector):
         return int(dependent[0]) if dependent.size else len(independence)
 
 
+@register
 class DiversityWeighted(Diversity):
     """Diversity's items with the DPP's Horvitz-Thompson weights: an estimate unbiased over the candidates.
 
@@ -427,10 +430,3 @@ class DiversityWeighted(Diversity):
     def _weights(self, rows: np.ndarray, n_candidates: int) -> np.ndarray:
         weights = 1.0 / (n_candidates * inclusion_probabilities(rows))
         return weights / weights.sum() if self.normalize else weights
-
-
-#: The names this family offers (read by :mod:`mbutils.methods.selectors`, in this order).
-SELECTORS = {
-    "diversity": Diversity,
-    "diversity_weighted": DiversityWeighted,
-}

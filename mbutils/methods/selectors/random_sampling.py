@@ -11,10 +11,12 @@ import numpy as np
 
 from mbutils.base.errors import SelectorError
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
+from mbutils.methods.selectors.registry import register
 from mbutils.base.validation import Boolean
 from mbutils.base.vocabulary import retired_names
 
 
+@register(roles=("paper", "auto"))
 class RandomSampling(Selector):
     """Uniform random sampling, the baseline every method must beat: k distinct seen items, plain mean.
 
@@ -57,6 +59,8 @@ def _subtask_weights(items: np.ndarray, subtasks: np.ndarray, weighted: bool) ->
     return weights / weights.sum()
 
 
+@register("subtask_equal_weighted", weighted=True)
+@register(roles=("paper", "auto"))
 class SubtaskEqual(Selector):
     """Random sampling stratified by subtask with equal allocation: every subtask gets the same share of k.
 
@@ -130,6 +134,8 @@ def _sample_within(subtasks: np.ndarray, alloc: np.ndarray, rng: np.random.Gener
     return np.sort(order[rank < alloc[sorted_codes]])
 
 
+@register("subtask_proportional_weighted", weighted=True)
+@register
 class SubtaskProportional(Selector):
     """The reference code's "proportional" subtask sampling: k items drawn with P(item) proportional to 1/subtask size.
 
@@ -175,15 +181,6 @@ class SubtaskProportional(Selector):
         items = np.sort(rng.choice(len(subtasks), size=k, replace=False, p=p / p.sum()))
         return MicroBenchmark(items, _subtask_weights(items, subtasks, self.weighted))
 
-
-#: The names this family offers (read by :mod:`mbutils.methods.selectors`, in this order).
-SELECTORS = {
-    "random": RandomSampling,
-    "subtask_equal": SubtaskEqual,
-    "subtask_equal_weighted": lambda: SubtaskEqual(weighted=True),
-    "subtask_proportional": SubtaskProportional,
-    "subtask_proportional_weighted": lambda: SubtaskProportional(weighted=True),
-}
 
 #: Class names retired for one release (see mbutils.base.vocabulary): served with a FutureWarning.
 __getattr__ = retired_names(__name__, {"RandomSelector": "RandomSampling", "SubtaskEqualSelector": "SubtaskEqual",
@@ -258,6 +255,7 @@ class RegressionMicroBenchmark(MicroBenchmark):
         return regression_estimate(self.source_correct, correct, self.items)
 
 
+@register
 class RandomDifference(RandomSampling):
     """Uniform random sampling with the cross-fitted difference estimator (AIPW-style, beyond the paper).
 
@@ -296,6 +294,7 @@ class RandomDifference(RandomSampling):
         return DifferenceMicroBenchmark(items, prepared.correct, (np.sort(order[: k // 2]), np.sort(order[k // 2:])))
 
 
+@register
 class RandomRegression(RandomSampling):
     """Uniform random sampling with a regression estimate: the source models' accuracy regressed (ridge)
     on their answers to the sampled items, applied to the target's answers (the random-sample
@@ -321,5 +320,3 @@ class RandomRegression(RandomSampling):
         self.check_size(k, prepared.n_items)
         items = np.sort(rng.choice(prepared.n_items, size=k, replace=False))
         return RegressionMicroBenchmark(items, prepared.correct)
-
-SELECTORS.update({"random_difference": RandomDifference, "random_regression": RandomRegression})

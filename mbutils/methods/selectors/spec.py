@@ -17,10 +17,10 @@ from mbutils.methods.selectors.base import Selector
 
 
 def _registered():
-    from mbutils.methods.selectors.registry import _REGISTRY, _load_families
+    """Name -> factory of every registered selector."""
+    from mbutils.methods.selectors.registry import factories
 
-    _load_families()
-    return _REGISTRY
+    return factories()
 
 
 def as_selector(spec) -> Selector:

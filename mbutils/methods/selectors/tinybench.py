@@ -40,6 +40,7 @@ from mbutils.methods import irt_memo
 from mbutils.methods.irt_fit import IRTModel
 from mbutils.base.validation import Integer, Real
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
+from mbutils.methods.selectors.registry import register
 from mbutils.methods.selectors.tiny_estimators import IRTMicroBenchmark, gp_lambda
 
 __all__ = [
@@ -118,6 +119,7 @@ def _distinct_nearest(points: np.ndarray, centers: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- selectors
 
 
+@register(roles=("paper", "auto"))
 class TinyBenchmarks(Selector):
     """tinyBenchmarks (the paper's): anchor items from k-means on IRT item embeddings, cluster-weighted estimate.
 
@@ -229,6 +231,7 @@ class TinyBenchmarks(Selector):
         return self._micro(prepared, anchors, weights, int(k))
 
 
+@register
 class TinyBenchmarksIRT(TinyBenchmarks):
     """tinyBenchmarks' anchors with the IRT estimate: the target's predicted accuracy on every seen item.
 
@@ -273,6 +276,7 @@ class TinyBenchmarksIRT(TinyBenchmarks):
         return 0.0
 
 
+@register
 class TinyBenchmarksPIRT(TinyBenchmarksIRT):
     """tinyBenchmarks' anchors with the p-IRT estimate: observed answers on the anchors, IRT predictions elsewhere.
 
@@ -305,6 +309,7 @@ class TinyBenchmarksPIRT(TinyBenchmarksIRT):
     estimator: ClassVar[str] = "pirt"
 
 
+@register
 class TinyBenchmarksGPIRT(TinyBenchmarksIRT):
     """tinyBenchmarks' anchors with the gp-IRT estimate: a blend of the anchor and p-IRT estimates.
 
@@ -391,12 +396,3 @@ class TinyBenchmarksGPIRT(TinyBenchmarksIRT):
     def _lambda(self, prepared: TinyPrepared, k: int) -> float:
         bias, variance = self.gp_stats(prepared)
         return gp_lambda(bias, variance, k, self.variance_factor)
-
-
-#: The names this family offers (read by :mod:`mbutils.methods.selectors`, in this order).
-SELECTORS = {
-    "tinybenchmarks": TinyBenchmarks,
-    "tinybenchmarks_irt": TinyBenchmarksIRT,
-    "tinybenchmarks_pirt": TinyBenchmarksPIRT,
-    "tinybenchmarks_gpirt": TinyBenchmarksGPIRT,
-}
