@@ -14,6 +14,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from mbutils.base.errors import ResultsError
+from mbutils.methods.protocol import rng_for
 
 
 def _per_run_error(results: pd.DataFrame, selector: str, split: str) -> pd.DataFrame:
@@ -31,7 +32,7 @@ def error_difference(results: pd.DataFrame, a: str, b: str, *, split: str = "see
     and a verdict (lower / higher / within noise)."""
     ea, eb = _per_run_error(results, a, split), _per_run_error(results, b, split)
     both = pd.concat({"a": ea, "b": eb}, axis=1).dropna()
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 49]))
+    rng = rng_for(seed, "estimator checks")
     rows = []
     for size, part in both.groupby(level="size"):
         diff = (part["a"] - part["b"]).to_numpy()

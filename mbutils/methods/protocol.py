@@ -32,6 +32,19 @@ def rng_for(seed: int, *key) -> np.random.Generator:
     return np.random.default_rng(seq)
 
 
+def branch_seed(seed: int, *key) -> int:
+    """A whole-number seed for a separate build or experiment on the branch ``key`` of ``seed``'s tree (a
+    function that takes a seed, not a generator): distinct for distinct keys, and unlike ``seed + i`` it
+    never equals a nearby root seed's own.
+
+    Examples
+    --------
+    >>> branch_seed(0, "held-out build", 0) != branch_seed(1, "held-out build", 0) != 1
+    True
+    """
+    return int(rng_for(seed, *key).integers(2 ** 31))
+
+
 @dataclass(frozen=True)
 class Protocol:
     """The paper's protocol for an experiment: how many models play each role, how many runs, which seed.

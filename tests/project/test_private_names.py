@@ -111,14 +111,14 @@ def test_the_private_name_check_finds_each_kind_of_use():
             """).lstrip("\n"),
         "data/fine.py": "from mbutils.base.tools import helper\n\n_MINE = 2\n\n\ndef f(obj):\n    return obj._x, _MINE\n",
     }
-    assert private_uses(sources) == [
+    assert sorted(private_uses(sources)) == sorted([
         "data/reader.py:4 imports _helper from mbutils.base.tools",
         "data/reader.py:5 imports _HIDDEN from mbutils.base.tools",
         "data/reader.py:9 imports _HIDDEN from mbutils.base.tools",
         "data/reader.py:10 reads tools._helper (a private name of mbutils.base.tools)",
         "data/reader.py:10 reads t._HIDDEN (a private name of mbutils.base.tools)",
         "data/reader.py:10 reads mbutils.base.tools._HIDDEN (a private name of mbutils.base.tools)",
-    ]
+    ])
     sources["data/reader.py"] = "from mbutils.base.tools import helper\n"
     assert private_uses(sources) == []
 

@@ -36,6 +36,7 @@ from mbutils.evaluate.pair_metrics import kendall_tau_b, pair_agreement
 from mbutils.evaluate.noise import MIN_PAIRS, TOO_FEW
 from mbutils.evaluate.paired import BETTER, POWER_80, UNKNOWN, WITHIN, WORSE, compare_selectors
 from mbutils.evaluate.results_table import iter_groups
+from mbutils.methods.protocol import rng_for
 
 ACCURACY, ABILITY = "adaptive_fisher", "adaptive_ability"
 #: The measures of order both scorings have; ``error`` (accuracy scoring only) is reported beside them.
@@ -157,7 +158,7 @@ def scoring_comparison(results: pd.DataFrame, accuracy: str = ACCURACY, ability:
     (['tau', 'agreement', 'mdad', 'error'], True)
     """
     ma, mb = run_measures(results, accuracy), run_measures(results, ability)
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 77]))
+    rng = rng_for(seed, "ability scoring")
     mdad = compare_selectors(results, ability, accuracy, threshold=threshold, n_boot=max(int(n_boot), 50), seed=seed)
     mdad = mdad.set_index("size")
     rows = []

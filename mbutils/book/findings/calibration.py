@@ -33,6 +33,7 @@ from mbutils.data.synthetic import simulate
 from mbutils.data.synthetic_compare import ks_distance, pairwise_differences, split_half_reliability
 from mbutils.data.synthetic_spec import BenchmarkSpec
 from mbutils.data.synthetic_standins import SYNTHETIC_SPECS
+from mbutils.methods.protocol import rng_for
 
 #: Each calibrated stand-in and the real bundle (on MBUTILS_DATA) it was fitted to.
 CALIBRATION_PAIRS = {
@@ -87,7 +88,7 @@ def pooled_pvalues(matrix: np.ndarray, pool_size: int, rng: np.random.Generator,
 def distributions(matrix: np.ndarray, pool_size: int | None = None, seed: int = 0) -> dict[str, np.ndarray]:
     """The three compared distributions of one benchmark (p-values on pools of ``pool_size``)."""
     accuracy = np.nanmean(matrix, axis=1)
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 1]))
+    rng = rng_for(seed, "calibration draws", 1)
     pvalues = pooled_pvalues(matrix, pool_size or matrix.shape[0], rng)
     return {"accuracy": accuracy, "pairwise_difference": pairwise_differences(accuracy), "item_pvalue": pvalues}
 
@@ -102,7 +103,7 @@ def ks_statistics(real, synthetic, seed: int = 0) -> dict[str, float]:
 
 def reliability(real, synthetic, seed: int = 0) -> dict[str, float]:
     """Split-half reliability of both (50 random halves each, one seeded stream)."""
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 2]))
+    rng = rng_for(seed, "calibration draws", 2)
     return {"real": split_half_reliability(_correct(real), rng),
             "synthetic": split_half_reliability(_correct(synthetic), rng)}
 

@@ -26,6 +26,7 @@ from mbutils.micro.intervals import hypergeometric_interval
 from mbutils.micro.folder import write_micro
 from mbutils.micro.build import build_micro
 from mbutils.micro.scoring import score
+from mbutils.methods.protocol import branch_seed, rng_for
 
 COLUMNS = ["selector", "size", "fold", "model", "estimate", "low", "high", "truth", "covered"]
 
@@ -37,7 +38,7 @@ def held_out_folds(bench: Benchmark, folds: int, fold_size: int, seed: int = 0) 
     if folds * fold_size > bench.n_models - 3:
         raise ProtocolError(f"{bench.name} has {bench.n_models} models: too few to hold out {folds} folds of "
                             f"{fold_size} and keep at least 3 to learn from; use fewer or smaller folds")
-    order = np.random.default_rng(np.random.SeedSequence([int(seed), 27])).permutation(bench.n_models)
+    order = rng_for(seed, "held-out folds").permutation(bench.n_models)
     return [order[f * fold_size:(f + 1) * fold_size] for f in range(folds)]
 
 
@@ -47,7 +48,7 @@ def held_out_scores(bench: Benchmark, selectors: Sequence, sizes: Sequence[int],
     """Every held-out model's score and interval, for each selector and size.
 
     Each fold's models are left out of everything the micro-benchmark learns from (seed of
-    the build: ``seed + fold``), the folder is written and read back, and the fold's models are
+    the build: its own branch of the seed tree, ``branch_seed(seed, "held-out build", fold)``), the folder is written and read back, and the fold's models are
     scored from a ``responses.csv`` of their answers, as ``python -m mbutils score`` does.
     ``runs`` and ``calibration_folds`` are each build's :func:`~mbutils.build_micro` ``runs`` and
     ``folds``.
@@ -83,7 +84,7 @@ def held_out_scores(bench: Benchmark, selectors: Sequence, sizes: Sequence[int],
             if not answers.exists():
                 pd.DataFrame(bench.correct[held], columns=bench.items.astype(str)) \
                     .assign(model=bench.models[held].astype(str)).to_csv(answers, index=False)
-            built = build_micro(bench, selector, k, seed=seed + f, exclude=list(bench.models[held].astype(str)),
+            built = build_micro(bench, selector, k, seed=branch_seed(seed, "held-out build", f), exclude=list(bench.models[held].astype(str)),
                                 runs=runs, folds=calibration_folds)
             folder = write_micro(built, root / f"micro-{len(parts)}")
             table = score(folder, [answers], level=level)

@@ -139,10 +139,10 @@ def check_has_a_name_of_its_own(selector: Selector, *, sizes=SIZES, seed: int = 
     name = selector.name
     if not isinstance(name, str) or not name:
         raise _fail(selector, "its class attribute name is empty; give the class a name")
-    from mbutils.methods.selectors.registry import _same_class, entries
+    from mbutils.methods.selectors.registry import entries, same_class
 
     owner = next((e.cls for e in entries() if e.name == name), None)
-    if owner is not None and not _same_class(owner, type(selector)):
+    if owner is not None and not same_class(owner, type(selector)):
         raise _fail(selector, f"its name {name!r} belongs to {owner.__name__}; give the class a name of its own")
 
 

@@ -79,7 +79,7 @@ class Entry:
 _ENTRIES: dict[str, Entry] = {}
 
 
-def _same_class(a: type, b: type) -> bool:
+def same_class(a: type, b: type) -> bool:
     """One class, or its redefinition (a notebook cell or a module run again)."""
     return a is b or (a.__module__, a.__qualname__) == (b.__module__, b.__qualname__)
 
@@ -103,7 +103,7 @@ def _add(name, cls, params: dict, roles) -> None:
             raise SelectorError(f"{name}: unknown parameter {key!r} of {cls.__name__}; its parameters are "
                                 f"{', '.join(known) or 'none'}")
     old = _ENTRIES.get(name)
-    if old is not None and not _same_class(old.cls, cls):
+    if old is not None and not same_class(old.cls, cls):
         raise SelectorError(f"the name {name!r} belongs to {old.cls.__name__}; give {cls.__name__} a name of its "
                             "own (its class attribute `name`)")
     order = old.order if old is not None else next(_ORDER)
