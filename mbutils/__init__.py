@@ -21,6 +21,7 @@ from mbutils.base.version import __version__  # noqa: E402  (the one literal liv
 from mbutils.data import datapath as _datapath  # noqa: E402,F401
 
 from mbutils.data.benchmark import Benchmark  # noqa: E402
+from mbutils.base import errors as _errors  # noqa: E402  (the exceptions: standard library only)
 
 #: public name -> (module, attribute)
 _PUBLIC = {
@@ -35,7 +36,7 @@ _PUBLIC = {
     "pair_power": ("evaluate.planning_pairs", "pair_power"),
     "build_micro": ("micro.build", "build_micro"),
     "score": ("micro.scoring", "score"),
-    "load_micro": ("micro.shipped", "load_micro"),
+    "load_micro": ("micro.load", "load_micro"),
     "shipped_micro_table": ("micro.table", "shipped_micro_table"),
     "make_selector": ("methods.selectors", "make_selector"),
     "selector_names": ("methods.selectors", "selector_names"),
@@ -43,8 +44,9 @@ _PUBLIC = {
     "SourceData": ("methods.selectors", "SourceData"),
     "MicroBenchmark": ("methods.selectors", "MicroBenchmark"),
     "MbutilsError": ("base.errors", "MbutilsError"),
-    **{error: ("base.errors", error) for error in ("BundleError", "ProtocolError", "SelectorError", "ResultsError",
-                                                   "BookError", "ChapterError", "CacheError")},
+    # every exception class of the package (all live in base/errors.py), so each can be caught by name
+    **{name: ("base.errors", name) for name, value in vars(_errors).items()
+       if isinstance(value, type) and issubclass(value, Exception) and value.__module__ == _errors.__name__},
     "register": ("methods.selectors.registry", "register"),
     # the bundle round trip: simulate a benchmark, save it as a bundle folder, load and validate it
     "BenchmarkSpec": ("data.synthetic_spec", "BenchmarkSpec"),

@@ -249,7 +249,7 @@ def list_entries() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kind", "name", "bytes", "modified"])
 
 
-#: The folder of the copies of shipped micro-benchmarks (``mbutils.micro.shipped.load_micro``):
+#: The folder of the copies of shipped micro-benchmarks (``mbutils.micro.shipped.shipped_folder``):
 #: ``micro/<name>-<12 hex>/`` each, its lock ``<name>-<12 hex>.lock``, and a write's work folders
 #: ``.<name>-<12 hex>.new-<pid>-<hex>`` (and ``.old-``) beside it.
 MICRO = "micro"

@@ -62,7 +62,7 @@ def cmd_micro(args) -> int:
             print(_list_line(row))
         return 0
     if args.action == "show":
-        sys.stdout.write((shipped.load_micro(args.name).path / "card.md").read_text(encoding="utf-8"))
+        sys.stdout.write((shipped.shipped_folder(args.name).path / "card.md").read_text(encoding="utf-8"))
         return 0
     if args.action == "export":
         path = shipped.export_shipped(args.name, args.out or shipped.record(args.name)["name"], force=args.force)

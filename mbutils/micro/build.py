@@ -35,7 +35,7 @@ items, estimator, card, ``card.md`` and the lm-evaluation-harness export), whole
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -85,7 +85,7 @@ class Card:
     held_out: dict | None = None  # bias, RMSE, coverage, verdicts' error rate on held-out models (micro.heldout)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BuiltMicro:
     """One micro-benchmark chosen on a pool, with its calibration and card."""
 
@@ -111,6 +111,44 @@ class BuiltMicro:
     @property
     def k(self) -> int:
         return self.micro.size
+
+    def save(self, out, *, force: bool = False, tasks_dir=None) -> Path:
+        """Write this micro-benchmark as a folder at ``out`` (whole or not at all; ``force`` replaces a folder
+        build_micro wrote) and return its path; :func:`mbutils.load_micro` reads it back as an equal object."""
+        from mbutils.micro.folder import write_micro
+
+        return write_micro(self, out, force=force, tasks_dir=tasks_dir)
+
+    def content(self) -> dict:
+        """What the micro-benchmark *is*, for equality: the bundle, the chosen items and weights, the estimator
+        and its state, the choice's provenance, the pool, the calibration and the card (not where it is
+        stored, nor the bundle's other items, which a folder does not hold)."""
+        import json
+
+        from mbutils.base.jsonfiles import json_text
+
+        micro = self.micro
+        state = {key: getattr(micro, key) for key in ("reads", "estimator", "gp_lambda", "prior_sd_theta", "law")
+                 if hasattr(micro, key)}
+        arrays = {key: np.asarray(getattr(micro, key)).round(8).tolist()
+                  for key in ("item_a", "item_b") if hasattr(micro, key)}
+        if hasattr(micro, "item_a"):  # IRT parameters of the chosen items only
+            arrays = {key: np.asarray(value)[micro.items].tolist() for key, value in arrays.items()}
+        frames = {name: json.loads(frame.astype({c: float for c in frame.select_dtypes("number").columns})
+                                   .round(12).to_json(orient="split", index=False))
+                  for name, frame in (("pool", self.pool), ("calibration", self.calibration))}
+        return json.loads(json_text({
+            "bundle": self.bundle, "bundle_hash": self.bundle_hash, "interval": self.interval,
+            "items": [str(i) for i in np.asarray(self.items)[micro.items]],
+            "weights": np.asarray(micro.weights, dtype=np.float64).round(15).tolist(),
+            "estimator": type(micro).__name__, "state": state, "parameters": arrays, "selector": self.selector,
+            "selector_class": self.selector_class, "params": self.params, "seed": int(self.seed),
+            "excluded": list(self.excluded), "card": asdict(self.card), **frames}))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, BuiltMicro) and self.content() == other.content()
+
+    __hash__ = None
 
 
 def interval_kind(selector: Selector, k: int | None = None) -> str:

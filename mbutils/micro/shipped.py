@@ -10,7 +10,7 @@ them (:func:`verify`) and then the values (one check with :func:`~mbutils.micro.
 an edited, added or missing file, or a value no build writes, is one message naming the file; the shipped
 data is verified, never sealed again. A usable folder (with the lm-evaluation-harness tasks of *this*
 installation, its card in words and a manifest) is written from it by :func:`export_shipped`;
-:func:`load_micro` keeps one such folder per name in the cache, keyed on those hashes. The bundles they
+:func:`shipped_folder` keeps one such folder per name in the cache, keyed on those hashes. The bundles they
 come from ship with the package too (the data path falls back to them).
 
 A shipped micro-benchmark is a folder ``<bundle>-<k>`` (``k`` a whole number written without leading
@@ -370,9 +370,9 @@ def export_shipped(name: str, out, *, force: bool = False) -> Path:
     return write_micro(built, out, bundle_folder=origin, force=force)
 
 
-def load_micro(name: str):
+def shipped_folder(name: str):
     """A shipped micro-benchmark as a read, checked folder (a ``MicroFolder``, as ``read_micro`` returns),
-    written once into the cache and reused.
+    written once into the cache and reused (:func:`mbutils.load_micro` reads it as a micro-benchmark).
 
     The cached copy (``<cache>/micro/<name>-<key>``) is keyed on the SHA-256 of every file it is written
     from (``hashes.json``) and the mbutils version. A copy that fails its check, or no longer holds the
@@ -380,8 +380,8 @@ def load_micro(name: str):
 
     Examples
     --------
-    >>> from mbutils.micro.shipped import load_micro, shipped_names
-    >>> micro = load_micro(shipped_names()[0])
+    >>> from mbutils.micro.shipped import shipped_folder, shipped_names
+    >>> micro = shipped_folder(shipped_names()[0])
     >>> micro.k == len(micro.items), micro.meta["bundle"] in micro.path.name
     (True, True)
     """
@@ -456,7 +456,7 @@ def open_micro(name_or_folder):
 
     text = str(name_or_folder)
     if text in shipped_names() and not _is_micro_folder(Path(text).expanduser()):
-        return load_micro(text)
+        return shipped_folder(text)
     return read_micro(name_or_folder)
 
 

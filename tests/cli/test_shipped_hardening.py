@@ -26,7 +26,7 @@ from helpers import run_command as run
 from mbutils.base import cache
 from mbutils.micro import shipped as micro_shipped
 from mbutils.micro.folder import read_micro
-from mbutils.micro.shipped import (HASHES, SHIPPED, cache_key, export_shipped, freeze, load_micro, record,
+from mbutils.micro.shipped import (HASHES, SHIPPED, cache_key, export_shipped, freeze, shipped_folder, record,
                                            shipped_names, thaw, verify, write_hashes)
 
 STAMP = "2026-01-01T00-00-00"
@@ -235,27 +235,27 @@ def test_a_written_folder_with_values_no_build_writes_is_refused(written, tmp_pa
 
 def test_the_cache_key_covers_every_file_it_is_written_from(shipped, own_cache):
     """Before: the key hashed shipped.json only; a changed pool.csv (hashes written again) reused the old copy."""
-    first = load_micro("gpqa-25").path
+    first = shipped_folder("gpqa-25").path
     assert first.name == f"gpqa-25-{cache_key('gpqa-25')}"
     set_cell(shipped / "gpqa-25" / "pool.csv", 0, "accuracy", "0.5")
     write_hashes(shipped / "gpqa-25")
-    second = load_micro("gpqa-25")
+    second = shipped_folder("gpqa-25")
     assert second.path != first and second.pool["accuracy"].iloc[0] == 0.5
 
 
 def test_an_intact_cached_copy_is_reused_not_written_again(own_cache, monkeypatch):
-    first = {name: load_micro(name).path for name in ("gpqa-25", "bbh-leaderboard-50")}
+    first = {name: shipped_folder(name).path for name in ("gpqa-25", "bbh-leaderboard-50")}
 
     def no_export(*args, **kwargs):
         raise AssertionError("the intact cached copy was written again")
 
     monkeypatch.setattr(micro_shipped, "export_shipped", no_export)
-    assert {name: load_micro(name).path for name in first} == first
+    assert {name: shipped_folder(name).path for name in first} == first
 
 
 def test_an_edited_cached_copy_is_written_again_without_a_word_about_force(own_cache):
     """Before: `micro show` refused for good, telling the user about a --force they never passed."""
-    path = load_micro("gpqa-25").path
+    path = shipped_folder("gpqa-25").path
     (path / "card.md").write_text("edited")
     code, out, err = run("micro", "show", "gpqa-25")
     assert code == 0 and out.startswith("# Micro-benchmark of gpqa: 25 of 448") and "--force" not in err, err
@@ -263,13 +263,13 @@ def test_an_edited_cached_copy_is_written_again_without_a_word_about_force(own_c
 
 
 def test_a_cached_copy_sealed_again_with_other_items_is_written_again(own_cache):
-    path = load_micro("gpqa-100").path
+    path = shipped_folder("gpqa-100").path
     chosen = pd.read_csv(path / "items.csv")["item"].tolist()
     other = next(f"gpqa_main_{d:03d}" for d in range(448) if f"gpqa_main_{d:03d}" not in chosen)
     set_cell(path / "items.csv", 0, "item", other)
     reseal_micro(path)
     assert read_micro(path).items["item"].tolist()[0] == other  # a folder that passes its own check
-    again = load_micro("gpqa-100")
+    again = shipped_folder("gpqa-100")
     assert again.items["item"].tolist() == pd.read_csv(SHIPPED / "gpqa-100" / "items.csv")["item"].tolist()
 
 
@@ -280,14 +280,14 @@ def test_a_link_in_the_cached_copys_place_is_replaced_not_followed(own_cache, tm
     path = own_cache / "micro" / f"gpqa-25-{cache_key('gpqa-25')}"
     path.parent.mkdir(parents=True)
     path.symlink_to(victim, target_is_directory=True)
-    folder = load_micro("gpqa-25")
+    folder = shipped_folder("gpqa-25")
     assert folder.path == path and not path.is_symlink() and (victim / "keep.txt").read_text() == "mine"
 
 
 def test_cache_clear_removes_the_micro_folders_it_wrote_and_says_so(own_cache):
     """Before: "removed 0 entries" and "left 10 files the cache did not write (micro/...)": untrue."""
-    load_micro("gpqa-25")
-    load_micro("gpqa-50")
+    shipped_folder("gpqa-25")
+    shipped_folder("gpqa-50")
     assert len([p for p in (own_cache / "micro").iterdir() if p.is_dir()]) == 2
     code, _, err = run("cache", "clear")
     assert code == 0 and "removed 2 entries" in err and "did not write" not in err, err
@@ -296,7 +296,7 @@ def test_cache_clear_removes_the_micro_folders_it_wrote_and_says_so(own_cache):
 
 
 def test_cache_clear_leaves_and_reports_a_file_the_cache_did_not_write_in_a_micro_folder(own_cache, tmp_path):
-    path = load_micro("gpqa-25").path
+    path = shipped_folder("gpqa-25").path
     (path / "notes.txt").write_text("mine")
     stale = own_cache / "micro" / f".{path.name}.new-999999999-abcd1234"  # a killed writer's work folder
     stale.mkdir()

@@ -11,7 +11,7 @@ import pytest
 from mbutils import load_benchmark
 from mbutils.micro.choice import candidates, decide
 from mbutils.micro.folder import read_micro
-from mbutils.micro.shipped import (PLAN, RUNS, SEED, SHIPPED, ShippedError, export_shipped, load_micro,
+from mbutils.micro.shipped import (PLAN, RUNS, SEED, SHIPPED, ShippedError, export_shipped, shipped_folder,
                                            open_micro, record, shipped_names, summary)
 
 
@@ -64,8 +64,8 @@ def test_an_exported_folder_scores_as_the_stored_items_say(tmp_path):
 
 
 def test_load_micro_reuses_its_folder_and_open_micro_prefers_a_folder(tmp_path):
-    first = load_micro("gpqa-50")
-    again = load_micro("gpqa-50")
+    first = shipped_folder("gpqa-50")
+    again = shipped_folder("gpqa-50")
     assert first.path == again.path and first.k == 50
     assert open_micro("gpqa-50").path == first.path
     export_shipped("gpqa-25", tmp_path / "gpqa-50")
