@@ -38,7 +38,8 @@ def micro_parsers(sub, common) -> None:
     p.add_argument("--gap", type=number("gap (points)", low=0, high=100, low_open=True), default=None,
                    help="accuracy gap in points (or give --pair)")
     p.add_argument("--pair", nargs=2, metavar=("MODEL_A", "MODEL_B"), default=None,
-                   help="one pair of models of the bundle: the power of a random k-item subset to order them "
+                   help="two accuracies (fractions, e.g. 0.40 0.43: the items a random subset needs), or one "
+                        "pair of models of the bundle: the power of a random k-item subset to order them "
                    "(exact), and the smallest k reaching --threshold")
     p.add_argument("--threshold", type=THRESHOLD, default=0.8,
                    help="pairwise agreement the size must reach, in (0, 1]")
@@ -199,8 +200,16 @@ def cmd_plan(args) -> int:
         return _plan_new_pair(args)
     if args.results_of or args.metric is not None:
         raise ResultsError("--results-of and --metric go with --micro (a micro-benchmark and new models' logs)")
+    accuracies = _as_accuracies(args.pair)
+    if accuracies is not None:  # two accuracies: the per-pair rule's sizes, the benchmark's size if --data
+        from mbutils.evaluate.planning_accuracies import accuracy_pair, format_accuracy_pair
+
+        n_items = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing]).n_items if args.data else None
+        sys.stdout.write(format_accuracy_pair(accuracy_pair(*accuracies, n_items=n_items, threshold=args.threshold)))
+        return 0
     if args.data is None:
-        raise ResultsError("give --data (a bundle), or --micro with --pair for two scored models")
+        raise ResultsError("give --data (a bundle), or --pair with two accuracies (e.g. --pair 0.40 0.43), or "
+                           "--micro with --pair for two scored models")
     if (args.gap is None) == (args.pair is None):
         raise ResultsError("give either --gap (pairs of a gap bin) or --pair MODEL_A MODEL_B (one pair of models)")
     if args.results is not None and not args.results.strip():
@@ -226,6 +235,18 @@ def cmd_plan(args) -> int:
         print("(no cached experiments for this bundle and protocol: run `python -m mbutils experiment` "
               "with the same settings to compare selectors)", file=sys.stderr)
     return 0
+
+
+def _as_accuracies(pair) -> tuple[float, float] | None:
+    """--pair's two values as accuracies (fractions from 0 to 1), or None when they are model names."""
+    if pair is None:
+        return None
+    values = [as_number(text.strip()) for text in pair]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return None
+    if not all(0 <= v <= 1 for v in values):
+        raise ResultsError(f"--pair {pair[0]} {pair[1]}: two accuracies are fractions from 0 to 1 (e.g. 0.40 0.43)")
+    return float(values[0]), float(values[1])
 
 
 def _param_value(text: str):
