@@ -187,6 +187,32 @@ def _estimate(kind: str) -> str:
     return "the selector's estimator (weights or item parameters stored in this folder)"
 
 
+def _verdicts(card, kind: str) -> list[str]:
+    """What ``score``'s "better / worse than" verdicts did on held-out models, and the shipping rule."""
+    held = card.held_out or {}
+    lines = []
+    raw = held.get("raw_bias")
+    if raw is not None and math.isfinite(raw):
+        lines.append(f"- Before any correction its estimates were {raw:+.1f} points off on average on held-out pool "
+                     "models" + (" (a bias `score` removes: it subtracts that mean error)." if kind == "empirical"
+                                 else "."))
+    for part, who in (("calibration", "cross-fitted pool models"), ("excluded", "models held out of the build")):
+        m = held.get(part)
+        if not m or not m.get("models"):
+            continue
+        made, wrong = int(m["verdicts"]), int(m["false_verdicts"])
+        rate = f"{100 * wrong / made:.1f}%" if made else "none made"
+        lines.append(f"- On {m['models']} {who}: bias {m['bias']:+.1f} points, RMSE {m['rmse']:.1f}, "
+                     f"{100 * m['coverage']:.0f}% of {100 * held['level']:g}% intervals covered; of {made} "
+                     f"\"better / worse than\" verdicts at {100 * held['level']:g}%, {wrong} were wrong ({rate}).")
+    if held:
+        problems = held.get("problems") or []
+        lines.append("- The rule for a shipped set (|bias| at most half the interval's half-width, coverage and the "
+                     "verdicts' error rate within two binomial standard errors of their levels): "
+                     + ("met." if not problems else "not met: " + md_text("; ".join(problems)) + "."))
+    return lines + ([""] if lines else [])
+
+
 def card_markdown(built, meta: dict, level: float = 0.9) -> str:
     """The text of ``card.md`` for ``built`` (a BuiltMicro) and the ``micro.json`` record ``meta``."""
     n_items, k = len(built.items), built.k
@@ -202,6 +228,9 @@ def card_markdown(built, meta: dict, level: float = 0.9) -> str:
              "## How reliable it is", ""]
     lines += _reliability(built.card, k)
     lines += ["## Its interval on held-out models", ""] + _coverage(built, level)
+    verdicts = _verdicts(built.card, built.interval)
+    if verdicts:
+        lines += ["## Its verdicts on held-out models", ""] + verdicts
     lines += ["## What it cannot tell", ""] + _limits(built)
     lines += _harness(meta)
     return "\n".join(lines).rstrip("\n") + "\n"
