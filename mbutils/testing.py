@@ -12,10 +12,9 @@ tests, one per selector and check:
 
 from __future__ import annotations
 
-from mbutils.methods.selectors.contract import (CHECKS, SIZES, SelectorContractError, check_chooses_k_distinct_seen_items,
-                                                check_clone_keeps_its_parameters,
-                                                check_does_not_modify_its_inputs,
-                                                check_does_not_modify_its_parameters,
+from mbutils.methods.selectors.contract import (CHECKS, SIZES, SelectorContractError,
+                                                check_chooses_k_distinct_seen_items, check_clone_keeps_its_parameters,
+                                                check_does_not_modify_its_inputs, check_does_not_modify_its_parameters,
                                                 check_estimates_one_finite_number_per_target,
                                                 check_gives_proper_weights, check_has_a_name_of_its_own,
                                                 check_is_deterministic_under_a_seed,

@@ -49,6 +49,47 @@ def test_every_public_name_is_reachable_from_the_top_level():
     assert mbutils.AnchorPoints is mbutils.methods.selectors.AnchorPoints
 
 
+def test_the_returned_types_the_bundle_round_trip_and_every_error_are_public():
+    import inspect
+
+    from mbutils.base import errors
+    from mbutils.data.bundle import read, write
+    from mbutils.evaluate import auditing, planning
+    from mbutils.methods.selectors import registry
+    from mbutils.micro import build, folder
+
+    homes = {"BuiltMicro": build, "Card": build, "MicroFolder": folder, "Plan": planning, "AuditReport": auditing,
+             "save_bundle": write, "load_bundle": read, "validate_bundle": read, "register": registry}
+    for name, module in homes.items():
+        assert getattr(mbutils, name) is getattr(module, name), name
+    assert mbutils.simulate is mbutils.data.synthetic.simulate
+    assert mbutils.BenchmarkSpec is mbutils.data.synthetic_spec.BenchmarkSpec
+    exceptions = {name for name, value in vars(errors).items()
+                  if inspect.isclass(value) and issubclass(value, Exception) and value.__module__ == errors.__name__}
+    assert {"BundleError", "ProtocolError", "SelectorError", "ResultsError", "BookError", "ChapterError",
+            "CacheError"} <= exceptions <= set(mbutils.__all__)  # every exception class, by name
+    assert all(getattr(mbutils, name) is getattr(errors, name) for name in exceptions)
+    # the selector classes come from the registry's declarations, in its order, and nothing else is public
+    classes = [c.__name__ for c in registry.selector_classes()]
+    assert [n for n in mbutils.__all__ if n in classes] == classes == [n for n in mbutils.__all__ if n[0].isupper()
+                                                                      and isinstance(getattr(mbutils, n), type)
+                                                                      and issubclass(getattr(mbutils, n),
+                                                                                     mbutils.Selector)
+                                                                      and n != "Selector"]
+    assert "NoSuchName" not in dir(mbutils) and not hasattr(mbutils, "NoSuchName")
+
+
+def test_importing_the_package_leaves_the_selectors_unloaded():
+    """``import mbutils`` stays cheap: the selectors' families load when a selector name or ``__all__`` is read."""
+    import subprocess
+    import sys
+
+    code = ("import sys, mbutils\nprint('mbutils.methods.selectors.anchor' in sys.modules)\n"
+            "mbutils.AnchorPoints\nprint('mbutils.methods.selectors.anchor' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]
+
+
 def test_an_object_and_a_name_give_two_labels_and_two_cache_entries(bench, tmp_path, monkeypatch):
     monkeypatch.setenv("MBUTILS_CACHE", str(tmp_path))
     res = run_experiment(bench, [AnchorPoints(warm_start=False), "anchor_points"], [10], PROTO,

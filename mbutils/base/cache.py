@@ -26,6 +26,7 @@ from typing import Callable, Iterable, Iterator
 import pandas as pd
 
 from mbutils.base.errors import CacheError
+from mbutils.base.folders import process_alive
 from mbutils.base.validation import check_choice
 
 LOCK_TIMEOUT = 6 * 3600  # seconds; a cached computation can take hours at paper settings
@@ -267,8 +268,6 @@ def _clear_micro(others: list[Path]) -> tuple[int, list[Path]]:
     is gone; a write still going is left alone. Returns (folders removed, ``others`` without the files
     the cache wrote): a file in such a folder that is not of the layout, or a link, is left and stays
     reported."""
-    from mbutils.base.folders import process_alive
-
     root = cache_root()
     base = root / MICRO
     if base.is_symlink() or not base.is_dir() or not _is_inside(base, root):

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from mbutils.base.errors import ResultsError
+from mbutils.base.version import __version__
 
 COLUMN = "experiment"
 KEY = ("run", "selector", "size", "model")
@@ -151,8 +152,6 @@ def check_unmixed(table: pd.DataFrame) -> None:
 
 def check_version(table: pd.DataFrame) -> None:
     """Refuse results a newer mbutils wrote (a later major or minor version may change their meaning)."""
-    from mbutils.base.version import __version__
-
     ours = tuple(int(part) for part in __version__.split(".")[:2])
     for record in records(table).values():
         raw = str(record.get("mbutils_version") or "")

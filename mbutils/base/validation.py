@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from mbutils.base.errors import MbutilsError
 
@@ -85,8 +86,6 @@ UNSAFE_CHARACTERS = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u2
 
 def unsafe_names(names) -> np.ndarray:
     """Positions of names that are only white space or hold an unsafe character (vectorised)."""
-    import pandas as pd
-
     text = pd.Series(np.asarray(names, dtype=object), dtype=object).astype(str)
     blank = (text.str.strip() == "") & (text != "")
     return np.flatnonzero((blank | text.str.contains(UNSAFE_CHARACTERS, regex=True)).to_numpy())

@@ -17,6 +17,8 @@ reads) does not load the figures' stack.
 
 from __future__ import annotations
 
+from mbutils.data.inventory import listing
+
 #: module -> the names a chapter reads from it as ``book.<name>`` (each name once)
 _MODULES = {
     'mbutils.base.errors': ('MbutilsError',),
@@ -48,7 +50,8 @@ _MODULES = {
                               'path_figure', 'path_table', 'stops_helping', 'scoring_display', 'scoring_figure'),
     'mbutils.book.findings.ability_scoring': ('ability_selector', 'scoring_comparison', 'comparison_rows', 'scoring_claim'),
     'mbutils.book.exercises': ('plain_stratified_bias', 'random_sampling_error', 'within_stratum_sd',
-                               'neyman_allocation', 'stratified_variance', 'dpp_moments'),
+                               'neyman_allocation', 'stratified_variance', 'dpp_moments',
+                               'check', 'check_mode', 'check_summary', 'grading', 'exercise_status'),
     'mbutils.book.findings.reports': ('subtask_summary', 'worked_example', 'pair_table', 'fmt_points',
                                 'headline_size', 'pair_gaps', 'data_overview', 'missing_report', 'mdad_wide',
                                 'closer_than_mdad', 'items_needed',
@@ -83,8 +86,6 @@ _NAMES = {name: (module, name) for module, names in _MODULES.items() for name in
 
 def data_listing():
     """The bundles a name can reach in this build, as the data chapter shows them (``python -m mbutils data``)."""
-    from mbutils.data.inventory import listing
-
     return listing(folders=False)
 
 

@@ -13,10 +13,11 @@ the chapters' prose cites (``agreement``, ``metrics``, ``mdad``, ``tau-error``, 
 
 from __future__ import annotations
 
+from mbutils.book import plots
 from mbutils.book.display import claim_note
 from mbutils.book.setting import Setting, configure, paper_selectors
 from mbutils.book.findings import claims
-from mbutils.evaluate.metrics import agreement_curve, mdad_table
+from mbutils.evaluate.metrics import INTERVAL_TEXT, agreement_curve, mdad_table
 from mbutils.book.findings.reports import mdad_wide, summary_wide, threshold_table
 
 
@@ -34,8 +35,6 @@ def benchmark_setup(data, *, sizes=None, runs=None, sources=None, targets=None, 
 def agreement_by_size(cfg: Setting, res, mdad, *, threshold: float, bin_width: float) -> None:
     """Figure ``agreement``: one panel per size, mean pairwise agreement against the true gap in
     bins of ``bin_width`` points, dotted at each method's MDAD."""
-    from mbutils.book import plots
-
     curve = agreement_curve(res, bin_width=bin_width)
     cfg.show(plots.agreement_curves(curve, mdad=mdad, threshold=threshold),
              f"Mean pairwise agreement against the true accuracy gap ({bin_width:g}-point bins) per size; "
@@ -46,14 +45,11 @@ def metrics_by_size(cfg: Setting, res, mdad, summary, *, threshold: float, glue_
     """Figure ``metrics`` (error, τ and MDAD against *k*), table ``mdad`` (the MDADs with their
     intervals), table ``tau-error`` (Kendall τ and the estimation error), and the computed note on
     whether random sampling's MDAD falls with k (glued as ``<glue_prefix>_random_by_size``)."""
-    from mbutils.book import plots
-
     cfg.show(plots.metrics_vs_size(summary, mdad), "Estimation error (points), Kendall tau-b and MDAD (points; band: "
-             "the paper's 95% CI) against k, log scale; means over runs.", label="metrics")
-    cfg.table(mdad_wide(mdad), f"MDAD (points) at threshold {threshold:g}, with the paper's 95% CI.", label="mdad")
+             f"its {INTERVAL_TEXT}) against k, log scale; means over runs.", label="metrics")
+    cfg.table(mdad_wide(mdad), f"MDAD (points) at threshold {threshold:g}, with its {INTERVAL_TEXT}.", label="mdad")
     cfg.table(summary_wide(summary), "Kendall tau-b and estimation error (points), mean over runs.", label="tau-error")
-    monotone = mdad_table(res[res["selector"] == "random"], threshold=threshold, method="monotone", ci="none")
-    claim_note("Random sampling by size, computed", claims.random_by_size(mdad, monotone),
+    claim_note("Random sampling by size, computed", claims.random_by_size(mdad),
                f"{glue_prefix}_random_by_size")
 
 
@@ -61,8 +57,6 @@ def unseen_half(cfg: Setting, res, mdad, *, threshold: float, glue_prefix: str):
     """Figure ``unseen``: the MDADs judged on the seen half against those judged on the unseen
     half, and the computed note of which method loses most (glued as ``<glue_prefix>_unseen_loss``).
     Returns the unseen half's MDAD table."""
-    from mbutils.book import plots
-
     unseen = mdad_table(res, threshold=threshold, split="unseen")
     cfg.show(plots.seen_vs_unseen(mdad, unseen), "MDAD judged on the seen half vs on the unseen half.", label="unseen")
     claim_note("Seen vs unseen, computed", claims.unseen_loss(mdad, unseen), f"{glue_prefix}_unseen_loss")
@@ -72,10 +66,8 @@ def unseen_half(cfg: Setting, res, mdad, *, threshold: float, glue_prefix: str):
 def mdad_by_thresholds(cfg: Setting, res, levels) -> dict:
     """Figure and table ``thresholds``: MDAD against *k* at each agreement level of ``levels``
     (comma-separated, e.g. ``"0.7,0.8,0.9"``). Returns level -> MDAD table."""
-    from mbutils.book import plots
-
     by_level = {float(t): mdad_table(res, threshold=float(t)) for t in str(levels).split(",")}
-    cfg.show(plots.mdad_by_threshold(by_level), "MDAD against k at each threshold (bands: the paper's 95% CI).",
+    cfg.show(plots.mdad_by_threshold(by_level), f"MDAD against k at each threshold (bands: the {INTERVAL_TEXT}).",
              label="thresholds")
     cfg.table(threshold_table(by_level), "MDAD (points) by threshold.", label="thresholds")
     return by_level

@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML, display
 
+from mbutils.book.plots import STAND_IN_TEXT, mark_stand_in, scale_text
+from mbutils.book.plots.base import plain_text
 from mbutils.book.profiles import PROFILE_BLURB, PROFILE_ENV, profile_name
 from mbutils.book.findings.reports import fmt_points  # noqa: F401  (chapters call book.fmt_points)
 from mbutils.base.names import (CI_FLOOR_MARK, CI_FLOOR_NOTE, ci_bound_text, ci_floored, column_label, label, target_set_label, yes_no)
@@ -20,6 +22,7 @@ from mbutils.book.escaping import MATH_IGNORE, literal
 from mbutils.book.numbering import next_number
 from mbutils.book.plots.layout import (CSS_PX_PER_INCH, FIGURE_DPI, HTML_COLUMN_PX, MIN_TEXT_PT, PAGE_WIDTH_IN,
                                        PNG_PAD_IN)
+from mbutils.data.datasets import BENCHMARKS
 
 
 def admonition(title: str, body_html: str, kind: str = "note") -> str:
@@ -63,8 +66,6 @@ def _readable(fig, narrowed: bool = False) -> None:
     from matplotlib.layout_engine import ConstrainedLayoutEngine
     from matplotlib.text import Text
 
-    from mbutils.book.plots import STAND_IN_TEXT, scale_text
-
     stamps = [t for t in fig.findobj(Text) if t.get_text() == STAND_IN_TEXT]
     texts = [t for t in fig.findobj(Text) if t.get_text().strip() and t.get_text() != STAND_IN_TEXT]
     smallest = min((t.get_fontsize() for t in texts), default=np.inf)
@@ -103,9 +104,6 @@ def prepare_figure(fig, stand_in=False) -> float:
     ``stand_in`` is an explicit flag (never guessed from a caption): False, True (the
     whole figure is drawn from stand-ins) or the Axes of the panels that are.
     """
-    from mbutils.book.plots import mark_stand_in
-    from mbutils.book.plots.base import plain_text
-
     plain_text(fig)  # names from the data are text, never mathtext
     narrowed = fig.get_figwidth() > PAGE_WIDTH_IN + 1e-6
     if narrowed:  # drawn elsewhere, wider than the page: narrowed to it (its text keeps its size)
@@ -288,8 +286,6 @@ def sentence_start(text: str, names=()) -> str:
     (one of ``names``, a benchmark's key, or a word that holds a digit, ``_``, ``-``, ``/`` or ``.``,
     or ends in a colon, as "bbh14x72: ..." does), whose case is never changed: the sentence is then
     opened with "Per bundle," (before a "name: ..." list) or "In this build,"."""
-    from mbutils.data.datasets import BENCHMARKS
-
     match = re.match(r"(\S+)", text)
     if not match or not text[:1].islower():
         return text
@@ -308,7 +304,7 @@ def settings_list(settings: dict, title: str) -> str:
     for s in settings.values():
         flag = " <b>(synthetic stand-in: " + literal(s.data.reason) + ")</b>" if s.data.stand_in else ""
         thin = s.thin_pool()
-        flag += f" <b>(thin pool: {literal(thin)})</b>" if thin else ""
+        flag += f" <b>({literal(thin)})</b>" if thin else ""
         items.append(f"<li>{literal(s.settings_text())}{flag}</li>")
     profile = next(iter(settings.values())).profile if settings else profile_name()
     body = (f"<ul>{''.join(items)}</ul>Profile '{profile}' ({html.escape(PROFILE_BLURB[profile])}); set "
@@ -325,6 +321,6 @@ def facts_html(facts: dict, setting) -> str:
     """The summary paragraph of a benchmark chapter."""
     return (f"<p>On {literal(facts['data'])}, a random micro-benchmark of {facts['k']} items ranks "
             f"the targets with Kendall τ = {facts['tau_random']} and estimation error "
-            f"{facts['error_random']}, yet its MDAD is {facts['mdad_random']}: "
+            f"{facts['error_random']}; its MDAD is {facts['mdad_random']}, and "
             f"{facts['share_below']} of all model pairs of the bundle are closer than that. "
             f"At the smallest size, {literal(facts['small_verdict'])}.</p>")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from mbutils.base.errors import BookError
 
 
@@ -89,8 +91,6 @@ def reader_parameters() -> dict | None:
     parameters (the book, or a notebook opened in Jupyter) gives ``{}``: every value is the
     page's own, so none is the reader's change.
     """
-    import ast
-
     try:
         from IPython import get_ipython
     except ImportError:

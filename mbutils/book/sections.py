@@ -11,11 +11,13 @@ sweep). A chapter calls ``book.chapter(...)`` before either.
 
 from __future__ import annotations
 
+from mbutils.book import plots
 from mbutils.book.display import claim_note, facts_html, glue, glue_claim, note
 from mbutils.book.numbering import not_shown
 from mbutils.book.setting import Setting
 from mbutils.book.findings import claims
 from mbutils.book.findings.reports import benchmark_facts, sources_table
+from mbutils.evaluate.metrics import INTERVAL_TEXT
 
 
 def sources_sweep(cfg: Setting, selectors, threshold: float, glue_prefix: str) -> None:
@@ -25,16 +27,14 @@ def sources_sweep(cfg: Setting, selectors, threshold: float, glue_prefix: str) -
     ``fig-sources`` reads "no figure (...)". The computed spread is glued as
     ``<glue_prefix>_sources_spread``.
     """
-    from mbutils.book import plots
-
     if not cfg.can_sweep_sources:
         note("No sources sweep on this bundle", cfg.sweep_note(), "warning")
         not_shown("sources", "fewer than two of the source counts fit the pool")
         return
     sweep = sources_table(cfg.sources_sweep(selectors), threshold)
     cfg.show(plots.mdad_vs_sources(sweep, size=cfg.source_size),
-             f"MDAD (points) at k = {cfg.source_size} against the number of source models (bands: the paper's "
-             "95% CI).", label="sources", runs=cfg.source_runs, sizes=[cfg.source_size],
+             f"MDAD (points) at k = {cfg.source_size} against the number of source models (bands: the "
+             f"{INTERVAL_TEXT}).", label="sources", runs=cfg.source_runs, sizes=[cfg.source_size],
              n_sources=", ".join(map(str, cfg.source_counts)))
     claim_note("Sources sweep, computed", claims.sources_spread(sweep), f"{glue_prefix}_sources_spread")
 
@@ -47,7 +47,7 @@ def in_short(cfg: Setting, res, mdad, summary, glue_prefix: str) -> dict:
     claim_note("Kendall τ, computed", claims.tau_from(summary), f"{glue_prefix}_tau_from")
     claim_note("Noise yardstick, computed", claims.noise_yardstick(mdad, len(cfg.benchmark.subtask_names)),
                f"{glue_prefix}_noise")
-    small = claims.best_at_size_of(res, min(cfg.sizes), threshold=mdad.attrs.get("threshold", 0.8))
+    small = claims.best_at_size_of(res, min(cfg.sizes), threshold=mdad.attrs.get("threshold", 0.8), mdad=mdad)
     facts = benchmark_facts(cfg, res, mdad, summary, small.text)
     for name, value in facts.items():
         if name != "small_verdict":  # glued with its payload below (a key glued twice fails the build)

@@ -8,6 +8,7 @@ content-addressed cache then computes once per book."""
 from __future__ import annotations
 
 import html
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
@@ -22,7 +23,7 @@ from mbutils.evaluate.noise import thin_pool
 from mbutils.methods.protocol import POOL_RULE, Protocol, fit_to_pool
 from mbutils.methods.runs import choose, run_data
 from mbutils.methods.selectors.spec import as_selector
-from mbutils.book.display import admonition, glue, show, table
+from mbutils.book.display import admonition, glue, settings_list, show, table
 from mbutils.book.escaping import literal
 from mbutils.book.params import int_list, name_list, optional_int, parse_cases, reader_parameters
 from mbutils.base.names import count_noun, target_set_label
@@ -37,8 +38,6 @@ def _quiet_tqdm() -> None:
     build rightly treats as a warning. Chapters never show progress bars, so the
     warning says nothing to a reader.
     """
-    import warnings
-
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="IProgress not found")
         try:
@@ -152,8 +151,7 @@ class Setting:
         if "resolution" not in self._memo:
             from mbutils.evaluate.paired import compare_selectors
 
-            table = compare_selectors(self.results(["random", "subtask_equal"]), "random", "subtask_equal",
-                                      n_boot=200)
+            table = compare_selectors(self.results(["random", "subtask_equal"]), "random", "subtask_equal")
             self._memo["resolution"] = table.set_index("size")["detectable"].astype(float)
         return self._memo["resolution"]
 
@@ -185,8 +183,9 @@ class Setting:
                     if self.overrides else "") + ".",
                  (f"<b>Pool:</b> {self.benchmark.n_models} models, fewer than the paper's 300 sources + 50 "
                   f"targets, so {html.escape(POOL_RULE)}." if self.pool_fitted else ""),
-                 (f"<b>Thin pool:</b> {literal(thin)}. Smaller differences between methods will mostly "
-                  "read as within noise, and the page then says the pool is too small to tell." if thin else ""),
+                 (f"<b>{'Few runs and a small pool' if self.pool_fitted else 'Few runs'}:</b> {literal(thin)}. "
+                  "Smaller differences between methods will mostly read as within noise, which is failure to "
+                  "tell, not equality." if thin else ""),
                  (f"<b>Sizes dropped:</b> k = {', '.join(map(str, self.dropped_sizes))} exceed the "
                   f"{self.n_seen} seen items." if self.dropped_sizes else ""),
                  f"<b>Profile:</b> '{self.profile}' ({html.escape(PROFILE_BLURB[self.profile])}); "
@@ -339,8 +338,6 @@ def compared_settings(data, variant_data_value=None, *, with_variants: bool = Tr
     (:func:`variant_data`), each with the same ``protocol`` parameters (``sizes``, ``runs``,
     ``sources``, ``targets``, ``seed``, ``missing``); lists them in a note."""
     from IPython.display import HTML, display
-
-    from mbutils.book.display import settings_list
 
     settings = {b: configure(b, **protocol) for b in name_list(data, "data")}
     variants = ({b: configure(b, **protocol) for b in variant_data(variant_data_value, data)}

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 from mbutils.base.errors import MbutilsError, ResultsError
 from mbutils.base.folders import check_output_folder
+from mbutils.base.tables import render
 from mbutils.cli.common import Formatter
+from mbutils.data import inventory
+from mbutils.data.bundle import find_bundle, save_bundle, validate_bundle
+from mbutils.data.datapath import describe_data_path
 
 
 def validate_parser(sub, common) -> None:
@@ -19,8 +24,6 @@ def validate_parser(sub, common) -> None:
 
 
 def cmd_validate(args) -> int:
-    from mbutils.data.bundle import find_bundle, validate_bundle
-
     folder = find_bundle(args.bundle)
     problems = validate_bundle(folder)
     errors = [p for p in problems if p.severity == "error"]
@@ -54,10 +57,7 @@ def data_parser(sub, common) -> None:
 
 
 def cmd_data(args) -> int:
-    from mbutils.data import inventory
-    from mbutils.data.datapath import describe_data_path
-    from mbutils.book.findings.paper_results import find_folder
-    from mbutils.base.tables import render
+    from mbutils.book.findings.paper_results import find_folder  # the book's findings: loaded for this command only
 
     if args.action == "show":
         if not args.name:
@@ -107,8 +107,6 @@ def _check_import_out(args) -> None:
 
 
 def _save_imported(bench, out: str, quiet: bool, force: bool) -> int:
-    from mbutils.data.bundle import save_bundle
-
     folder = save_bundle(bench, out, overwrite=force)
     if not quiet:
         print(f"wrote {bench.n_models} models x {bench.n_items} items "
@@ -118,8 +116,6 @@ def _save_imported(bench, out: str, quiet: bool, force: bool) -> int:
 
 
 def cmd_import(args) -> int:
-    import warnings
-
     from mbutils.data import importers
 
     _check_import_out(args)
@@ -165,7 +161,6 @@ def cache_parser(sub, common) -> None:
 
 def cmd_cache(args) -> int:
     from mbutils.base import cache
-    from mbutils.base.tables import render
 
     if args.action == "list":
         entries = cache.list_entries()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 from mbutils.base.errors import ChapterParameterError, MbutilsError
@@ -73,8 +74,6 @@ BOOK_MODULES = ("nbformat", "jupytext", "papermill", "nbconvert", "ipykernel", "
 
 
 def _need_book_packages(command: str) -> None:
-    from importlib.util import find_spec
-
     absent = [m for m in BOOK_MODULES if find_spec(m) is None]
     if absent:
         raise MbutilsError(f"{command} needs the book's packages ({', '.join(absent)} missing): "

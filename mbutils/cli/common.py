@@ -11,7 +11,12 @@ import pandas as pd
 
 from mbutils.base.errors import MbutilsError, ResultsError
 from mbutils.base.folders import check_not_input
+from mbutils.base.provenance import parquet_metadata, read_parquet, read_sidecar, sidecar_path, sidecar_text
+from mbutils.base.tables import csv_safe, read_csv_table
 from mbutils.base.validation import check_int, check_names, check_number, check_workers
+from mbutils.base.vocabulary import REMOVED_IN
+from mbutils.data.bundle import find_bundle
+from mbutils.evaluate.completeness import check_complete
 
 MISSING_CHOICES = {"error": "error", "drop-models": "drop_models", "drop-items": "drop_items"}
 BIG = 10**6          # the largest count (models, sources, sizes) any option accepts
@@ -108,8 +113,6 @@ class _RetiredOption(argparse.Action):
         super().__init__(option_strings, dest, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from mbutils.base.vocabulary import REMOVED_IN
-
         print(f"warning: {option_string} is renamed {self.new}; the old name stops working in mbutils {REMOVED_IN}",
               file=sys.stderr)
         setattr(namespace, self.dest, values)
@@ -151,8 +154,6 @@ def add_mdad_options(p, ci_choices: list[str], ci_default: str) -> None:
 
 def _read_results(path: str) -> pd.DataFrame:
     """A results table (Parquet with its provenance, or CSV); every failure is one message."""
-    from mbutils.base.provenance import read_parquet, read_sidecar
-    from mbutils.base.tables import read_csv_table
     from mbutils.evaluate.metrics import RESULT_TEXT_COLUMNS
 
     file = Path(path)
@@ -177,7 +178,6 @@ def _read_results(path: str) -> pd.DataFrame:
 def whole_results(path: str, args) -> pd.DataFrame:
     """A results table to score: refused when runs or sizes are missing, unless --allow-partial (then
     a note says so on stderr, and in a markdown table's output)."""
-    from mbutils.evaluate.completeness import check_complete
     from mbutils.evaluate.metrics import check_results
 
     table = _read_results(path)
@@ -201,8 +201,6 @@ def say_partial(args) -> None:
 
 def bundle_folder_of(data: str) -> Path | None:
     """The folder a --data value names, when it names one (synthetic stand-ins have none)."""
-    from mbutils.data.bundle import find_bundle
-
     try:
         return Path(find_bundle(data)).resolve()
     except MbutilsError:
@@ -242,8 +240,6 @@ def write_table(table: pd.DataFrame, out: str, force: bool) -> None:
     import pyarrow.parquet as pq
 
     from mbutils.base.cache import atomic_write
-    from mbutils.base.provenance import parquet_metadata, sidecar_path, sidecar_text
-    from mbutils.base.tables import csv_safe
 
     path = check_results_out(out, force=force)
     replacing = path.exists()

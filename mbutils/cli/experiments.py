@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mbutils.base.provenance import combine
+from mbutils.base.tables import render
 from mbutils.cli.common import (MISSING_CHOICES, SEED, Formatter, add_mdad_options, add_missing, add_protocol,
                                 bundle_folder_of, check_results_out, check_target_set, names, number, say_partial,
                                 size_list, whole_results, workers, write_table)
+from mbutils.data.datasets import load_benchmark
+from mbutils.methods.protocol import Protocol
+from mbutils.methods.selectors import make_selector
+from mbutils.methods.selectors.registry import selector_names
 
 
 class RegisteredSelectors(argparse.Action):
@@ -20,8 +26,6 @@ class RegisteredSelectors(argparse.Action):
 
     @property
     def help(self) -> str:
-        from mbutils.methods.selectors.registry import selector_names
-
         return f"comma-separated names, of: {', '.join(selector_names())}"
 
     @help.setter
@@ -60,8 +64,6 @@ def experiment_parser(sub, common) -> None:
 
 def _note_confidence_fallback(bench, selectors: list[str]) -> None:
     """Say when a confidence-reading selector will read 0/1 correctness instead."""
-    from mbutils.methods.selectors import make_selector
-
     if bench.has_confidence:
         return
     readers = [name for name in selectors if getattr(make_selector(name), "uses_confidence", False)]
@@ -71,9 +73,7 @@ def _note_confidence_fallback(bench, selectors: list[str]) -> None:
 
 
 def cmd_experiment(args) -> int:
-    from mbutils.data.datasets import load_benchmark
     from mbutils.methods.experiment import run_experiment
-    from mbutils.methods.protocol import Protocol
 
     check_results_out(args.out, [bundle_folder_of(args.data)], args.force)
     check_target_set(args.target_set)
@@ -126,7 +126,6 @@ def table_parsers(sub, common) -> None:
 
 def cmd_mdad(args) -> int:
     from mbutils.evaluate.metrics import few_runs_warnings, mdad_table
-    from mbutils.base.tables import render
 
     table = mdad_table(whole_results(args.results, args), threshold=args.threshold, split=args.split,
                        bin_width=args.bin_width, tie_rule=args.tie_rule, method=args.method,
@@ -141,7 +140,6 @@ def cmd_mdad(args) -> int:
 
 def cmd_summary(args) -> int:
     from mbutils.evaluate.metrics import summary_table
-    from mbutils.base.tables import render
 
     sys.stdout.write(render(summary_table(whole_results(args.results, args)), args.format))
     say_partial(args)
@@ -149,8 +147,6 @@ def cmd_summary(args) -> int:
 
 
 def cmd_combine(args) -> int:
-    from mbutils.base.provenance import combine
-
     check_results_out(args.out, args.results, args.force)
     tables = [whole_results(path, args) for path in args.results]
     combined = combine(tables, [str(path) for path in args.results])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -9,11 +10,17 @@ import numpy as np
 import pandas as pd
 
 from mbutils.base.errors import MbutilsError, ResultsError
+from mbutils.base.provenance import check_bundle
 from mbutils.base.tables import mdad_text, upper_bound_text
 from mbutils.cli.common import (BIN_WIDTH, MAX_RUNS, MISSING_CHOICES, SEED, THRESHOLD, Formatter, add_mdad_options,
                                 add_missing, add_protocol, add_retired_option, as_number, bundle_folder_of,
                                 check_results_out, check_target_set, count, number, size_list, whole_results, workers,
                                 write_table)
+from mbutils.data.bundle import find_bundle
+from mbutils.data.datasets import load_benchmark
+from mbutils.methods.protocol import Protocol
+from mbutils.methods.selectors import make_selector
+from mbutils.micro.shipped import open_micro
 
 
 #: How FOLDER_OR_NAME is read (mbutils.micro.shipped.open_micro).
@@ -145,16 +152,12 @@ def micro_parsers(sub, common) -> None:
 
 
 def _protocol_from(args):
-    from mbutils.methods.protocol import Protocol
-
     return Protocol(n_sources=args.sources, n_targets=args.targets, n_runs=args.runs, seed=args.seed,
                     target_set=getattr(args, "target_set", None))
 
 
 def _results_of(bench, path: str, args) -> pd.DataFrame:
     """A results table given with --results, refused when another bundle produced it."""
-    from mbutils.base.provenance import check_bundle
-
     results = whole_results(path, args)
     check_bundle(results, bench.content_hash, bench.name, path)
     unknown = sorted(set(results["model"].astype(str)) - set(map(str, bench.models)))
@@ -179,7 +182,6 @@ def _results_of(bench, path: str, args) -> pd.DataFrame:
 
 def _plan_new_pair(args) -> int:
     """plan --micro M --pair A B [--results-of LOGS]: two scored models, new or from the pool."""
-    from mbutils.micro.shipped import open_micro
     from mbutils.micro.planning_new_pair import format_new_pair, new_pair_power
 
     if args.pair is None or args.gap is not None or args.data is not None:
@@ -193,7 +195,6 @@ def _plan_new_pair(args) -> int:
 
 
 def cmd_plan(args) -> int:
-    from mbutils.data.datasets import load_benchmark
     from mbutils.evaluate.planning import cached_results, format_pair_power, format_plan, pair_power, plan_table
 
     if args.micro is not None:
@@ -279,9 +280,6 @@ def _read_model_list(path: str) -> list[str]:
 
 
 def cmd_build_micro(args) -> int:
-    from mbutils.data.bundle import find_bundle
-    from mbutils.data.datasets import load_benchmark
-    from mbutils.methods.selectors import make_selector
     from mbutils.micro.folder import check_out
     from mbutils.micro.build import build_micro
 
@@ -326,8 +324,6 @@ def cmd_build_micro(args) -> int:
 
 def _export_line(path: Path) -> str:
     """One line on the folder's lm-eval export: the group to run and the metric, or why there is none."""
-    import json
-
     meta = json.loads((Path(path) / "micro.json").read_text(encoding="utf-8"))
     group = meta.get("lm_eval_group")
     if not group:
@@ -340,7 +336,6 @@ def _export_line(path: Path) -> str:
 
 
 def cmd_score(args) -> int:
-    from mbutils.micro.shipped import open_micro
     from mbutils.micro.scoring import format_scores, score
 
     folder = open_micro(args.folder)
@@ -351,7 +346,6 @@ def cmd_score(args) -> int:
 
 def cmd_audit(args) -> int:
     from mbutils.evaluate.auditing import audit, format_audit, read_items, read_weights
-    from mbutils.data.datasets import load_benchmark
 
     if args.out is not None:
         check_results_out(args.out, [args.items, args.weights or None, bundle_folder_of(args.data)], args.force)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
+from mbutils.base.tables import mdad_text, upper_bound_text
 from mbutils.cli.common import Formatter, workers
+from mbutils.micro import shipped
 
 
 def shipped_parser(sub, common) -> None:
@@ -50,8 +52,6 @@ def shipped_parser(sub, common) -> None:
 
 
 def cmd_micro(args) -> int:
-    from mbutils.micro import shipped
-
     if args.action == "list":
         table = shipped.summary()
         if args.format == "json":
@@ -76,8 +76,6 @@ def cmd_micro(args) -> int:
 
 def _list_line(row) -> str:
     """One shipped micro-benchmark: which MDAD was measured (and how) and which is the planner's prediction."""
-    from mbutils.base.tables import mdad_text, upper_bound_text
-
     runs = row.runs if row.runs is not None and row.runs == row.runs else None
     measured = "no protocol run" if runs is None else f"measured in {int(runs)} protocol runs on the pool"
     if runs is not None and row.mdad == row.mdad:

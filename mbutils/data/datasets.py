@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mbutils.data.bundle import find_bundle, load_bundle as load_folder
 from mbutils.data.datapath import describe_data_path
 from mbutils.data.catalogue import BENCHMARK_TITLES, BENCHMARKS, BUNDLE_TITLES, CATALOGUE, SYNTHETIC_PREFIX  # noqa: F401,E501
 from mbutils.base.errors import MbutilsError
@@ -84,9 +85,6 @@ def load_benchmark(name_or_dir, *, missing: str = "error"):
     >>> bench.n_models, bench.n_items
     (420, 448)
     """
-    from mbutils.data.bundle import find_bundle
-    from mbutils.data.bundle import load_bundle as load_folder
-
     name = str(name_or_dir)
     if name.startswith(SYNTHETIC_PREFIX):
         try:
@@ -109,8 +107,6 @@ def benchmark_key(name: str) -> str:
 
 def _real_candidates(key: str, *, min_models: int, need_set: str | None):
     """Yield (name, bundle or None, why it was passed over) for the real bundles of ``key``."""
-    from mbutils.data.bundle import find_bundle
-
     for real in CATALOGUE[key].real_names:
         try:
             find_bundle(real)

@@ -20,6 +20,7 @@ from mbutils.data.catalogue import STAND_INS
 from mbutils.data.datapath import data_folders, describe_data_path
 from mbutils.base.errors import BundleError
 from mbutils.base.names import count_noun
+from mbutils.data.synthetic_standins import SYNTHETIC_SPECS
 
 PROVENANCE = "provenance.json"
 COLUMNS = ["name", "kind", "models", "items", "subtasks", "confidences", "folder", "licence"]
@@ -79,8 +80,6 @@ def folder_record(name: str, folder: Path) -> dict:
 
 def stand_in_record(name: str) -> dict:
     """One row for a simulated stand-in, from its specification (nothing is generated)."""
-    from mbutils.data.synthetic_standins import SYNTHETIC_SPECS
-
     spec = SYNTHETIC_SPECS[name]
     return {"name": name, "kind": "stand-in", "models": spec.n_models, "items": sum(s[1] for s in spec.subtasks),
             "subtasks": len(spec.subtasks), "complete_models": spec.n_models, "confidences": True,

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from mbutils.data.benchmark import Benchmark
-from mbutils.evaluate.pair_metrics import gap_bins
+from mbutils.evaluate.pair_metrics import first_crossing, gap_bins, monotone_rates, pair_agreement
 from mbutils.evaluate.results_table import iter_groups
 from mbutils.methods.protocol import rng_for
 
@@ -82,8 +82,6 @@ def ci_models(results: pd.DataFrame, *, threshold: float, bin_width: float, tie_
     w_i * w_j times (w = multiplicities), for all runs at once via a sparse product.
     """
     from scipy import sparse
-
-    from mbutils.evaluate.pair_metrics import first_crossing, monotone_rates, pair_agreement
 
     _, pairs = next(iter_groups(results))
     agrees, counted = pair_agreement(pairs.est_diff, pairs.true_diff, tie_rule)

@@ -36,9 +36,10 @@ from mbutils.base.errors import ProtocolError
 from mbutils.evaluate.audit_inputs import resolve_items, resolve_models
 from mbutils.evaluate.audit_tables import MICRO, RANDOM, audit_tables, ci_models, share_closer
 from mbutils.evaluate.metrics import mdad_table, agreement_curve, summary_table
+from mbutils.evaluate.planning_population import pair_population
 from mbutils.methods.protocol import rng_for
 from mbutils.base.validation import check_choice
-from mbutils.base.tables import mdad_text
+from mbutils.base.tables import mdad_text, render
 
 # Re-exported: the command line imports these from here.
 from mbutils.evaluate.audit_inputs import read_items, read_weights  # noqa: F401
@@ -52,7 +53,23 @@ MAX_RANDOM_PAIRS = 50_000_000
 
 @dataclass(frozen=True)
 class AuditReport:
-    """Everything an audit found; tables use points for MDAD/gaps and error."""
+    """Everything an audit found; tables use points for MDAD/gaps and error.
+
+    ``table`` has one row per method (the micro-benchmark, random subsets of its size, and
+    random sampling's expected MDAD); ``random_mdads`` the MDAD of each random subset and
+    ``mdad_rank`` the share of them at most the micro-benchmark's. :func:`format_audit` prints it
+    as ``python -m mbutils audit`` does.
+
+    Examples
+    --------
+    >>> from mbutils import AuditReport, audit, load_benchmark
+    >>> bench = load_benchmark("synthetic-gpqa")
+    >>> report = audit(bench, bench.items[:20], models=bench.models[:40], n_random=20, ci="none")
+    >>> isinstance(report, AuditReport), report.n_models, len(report.items), len(report.random_mdads)
+    (True, 40, 20, 20)
+    >>> round(float(report.weights.sum()), 9)  # the weights, normalised
+    1.0
+    """
 
     name: str                   # bundle name
     items: list[str]
@@ -216,7 +233,6 @@ def audit(benchmark: Benchmark, items: Sequence[str], weights=None, *, n_random:
 def _add_prediction(benchmark, models_idx, k, curve, table, threshold, bin_width, tie_rule, mdad_method):
     """The random baseline's expected curve and MDAD, computed exactly (truth = full)."""
     from mbutils.evaluate.planning_curves import predicted_curve, predicted_mdad
-    from mbutils.evaluate.planning_population import pair_population
 
     sub = Benchmark(name=benchmark.name, correct=benchmark.correct[models_idx],
                     models=benchmark.models[models_idx], items=benchmark.items,
@@ -247,8 +263,6 @@ LABELS = {MICRO: "micro-benchmark", RANDOM: "random, pooled over draws",
 
 def format_audit(report: AuditReport, *, max_gap: float = 10.0) -> str:
     """Plain-text audit for the command line: headline, per-method table, agreement by gap."""
-    from mbutils.base.tables import render
-
     where = ("full-benchmark accuracy" if report.truth == "full"
              else "accuracy on the items not in the micro-benchmark")
     weighted = "" if np.allclose(report.weights, report.weights[0]) else ", weighted"

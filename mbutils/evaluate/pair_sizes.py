@@ -9,6 +9,12 @@ pair correctly with probability about Φ(|Δ| / sd); asking for agreement ``a`` 
     k₀ = z² (d - Δ²) / Δ²,  z = Φ⁻¹(a),  and with the finite-population correction
     k = N k₀ / (k₀ + N - 1).
 
+The estimated difference is a whole number of items and a tie does not order the pair, so the subset
+must put the leader ahead by at least one item: with the continuity correction the rule asks
+Φ((kΔ − 1/2) / sd_k) ≥ a, sd_k the standard deviation of the k items' summed difference, and
+:func:`rule_size` solves that (its default); the uncorrected rule asks fewer items than the exact
+size for most pairs a few points apart.
+
 Two pairs with the same gap can need very different k: the more items they disagree on (d), the
 noisier their difference. A planner size read from a gap bin's *average* agreement
 (:func:`mbutils.plan`) is therefore reached by some of the bin's pairs and not by others;
@@ -30,22 +36,37 @@ from mbutils.evaluate.planning_probability import agreement_probability
 
 
 @renamed_keywords(agreement="threshold")
-def rule_size(gap, disagree, n_items: int, threshold: float = 0.8) -> np.ndarray:
+def rule_size(gap, disagree, n_items: int, threshold: float = 0.8, *, continuity: bool = True) -> np.ndarray:
     """The normal rule's k (real-valued, finite-population corrected; inf for a tied pair).
 
-    ``gap`` and ``disagree`` are fractions (|Δ| and d); vectorised over both.
+    ``gap`` and ``disagree`` are fractions (|Δ| and d); vectorised over both. With ``continuity`` (the
+    default) the rule asks Φ((kΔ − 1/2) / sd_k) ≥ ``threshold``, sd_k² = k (d − Δ²)(N − k)/(N − 1): the
+    estimated difference of a random k-subset is a whole number of items, and a tie does not order the
+    pair, so the subset must put the leader ahead by at least one item (the half is the continuity
+    correction of that integer count). k is the larger root of the quadratic
+    (kΔ − 1/2)² = z² k (d − Δ²)(N − k)/(N − 1). Without it, the uncorrected k₀ = z² (d − Δ²)/Δ² and
+    k = N k₀ / (k₀ + N − 1), which asks fewer items than the exact size of most pairs.
 
-    >>> round(float(rule_size(0.02, 0.30, 10**9)), 1)  # z² (d - Δ²) / Δ² with z = 0.8416
-    530.9
+    >>> round(float(rule_size(0.02, 0.30, 10**9, continuity=False)), 1)  # z² (d - Δ²) / Δ² with z = 0.8416
+    530.5
+    >>> round(float(rule_size(0.02, 0.30, 10**9)), 1)  # the leader ahead by one item, not by a hair
+    579.5
     >>> float(rule_size(0.02, 0.30, 448)) < 448
     True
     """
     threshold = check_number(threshold, "threshold", ProtocolError, low=0.5, high=1, low_open=True, high_open=True)
     gap, disagree = np.abs(np.asarray(gap, dtype=float)), np.asarray(disagree, dtype=float)
     z = norm.ppf(threshold)
+    n = float(n_items)
     with np.errstate(divide="ignore", invalid="ignore"):
-        k0 = z**2 * (disagree - gap**2) / gap**2
-        k = n_items * k0 / (k0 + n_items - 1)
+        if continuity:
+            v = np.maximum(disagree - gap**2, 0.0) * z**2
+            a = gap**2 + v / (n - 1)
+            b = gap + v * n / (n - 1)
+            k = (b + np.sqrt(np.maximum(b**2 - a, 0.0))) / (2 * a)  # c = 1/4: b² - 4ac = b² - a
+        else:
+            k0 = z**2 * (disagree - gap**2) / gap**2
+            k = n * k0 / (k0 + n - 1)
     return np.where(gap > 0, k, np.inf)
 
 

@@ -15,23 +15,40 @@ import pandas as pd
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.evaluate import noise
-from mbutils.evaluate.metrics import mdad_table
+from mbutils.evaluate.metrics import agreement_curve, mdad_table
 from mbutils.evaluate.pair_metrics import first_crossing
 from mbutils.evaluate.planning_curves import gap_bin, predicted_mdad, size_curve
 from mbutils.evaluate.planning_population import pair_population
+from mbutils.methods.experiment import cache_path, check_sizes
 from mbutils.methods.protocol import Protocol
-from mbutils.base.tables import mdad_text
+from mbutils.base.tables import mdad_text, render
 from mbutils.base.vocabulary import renamed_keywords, warn_renamed
 
 # Re-exported: the command line and the chapters import these from here.
 from mbutils.evaluate.planning_curves import predicted_curve, required_size, size_table  # noqa: F401  (chapters)
 from mbutils.evaluate.planning_pairs import format_pair_power, pair_power  # noqa: F401  (the command line)
 from mbutils.evaluate.planning_probability import agreement_probability  # noqa: F401  (chapters)
+from mbutils.methods.selectors import selector_names
 
 
 @dataclass(frozen=True)
 class Plan:
-    """Answer to "how many items do I need?" for one gap and threshold (what ``mbutils.plan`` returns)."""
+    """Answer to "how many items do I need?" for one gap and threshold (what ``mbutils.plan`` returns).
+
+    ``curve`` is the predicted agreement in the gap's bin at each size; ``random_size`` the smallest
+    size at which random sampling reaches ``threshold`` (None: not within ``n_items``); ``table``
+    compares cached experiments' selectors with random sampling (empty without any).
+    :func:`format_plan` prints it as ``python -m mbutils plan`` does.
+
+    Examples
+    --------
+    >>> from mbutils import Plan, Protocol, load_benchmark, plan
+    >>> p = plan(load_benchmark("synthetic-gpqa"), 5.0, protocol=Protocol(n_runs=2))
+    >>> isinstance(p, Plan), p.gap, p.threshold, p.n_items
+    (True, 5.0, 0.8, 224)
+    >>> bool(p.curve.set_index("size")["agreement"][p.random_size] >= p.threshold)
+    True
+    """
 
     gap: float
     threshold: float
@@ -54,8 +71,6 @@ def _compare_selectors(results: pd.DataFrame, random_size: int | None, gap_bin_i
                        threshold: float, bin_width: float, tie_rule: str,
                        predicted_random: pd.DataFrame) -> pd.DataFrame:
     """MDAD of every cached selector at the size nearest the random requirement."""
-    from mbutils.evaluate.metrics import agreement_curve
-
     mdads = mdad_table(results, threshold=threshold, bin_width=bin_width, tie_rule=tie_rule)
     curves = agreement_curve(results, bin_width=bin_width, tie_rule=tie_rule)
     sizes = np.sort(mdads["size"].unique())
@@ -189,8 +204,6 @@ def plan_table(benchmark, gap: float, threshold: float = 0.8, selector_results: 
 
 def format_plan(plan: Plan) -> str:
     """Plain-text answer for the command line."""
-    from mbutils.base.tables import render
-
     lines = [f"Pairs {plan.gap_low:g}-{plan.gap_high:g} accuracy points apart, "
              f"target agreement {plan.threshold:g} ({plan.population})."]
     if plan.random_size is None:
@@ -220,9 +233,6 @@ def cached_results(benchmark: Benchmark, sizes, protocol: Protocol | None = None
                    selectors=None) -> pd.DataFrame | None:
     """The results table of every selector already cached for this bundle, protocol and
     sizes (as ``python -m mbutils experiment`` left them), or None if there are none."""
-    from mbutils.methods.experiment import cache_path, check_sizes
-    from mbutils.methods.selectors import selector_names
-
     protocol = Protocol() if protocol is None else protocol
     sizes = check_sizes(benchmark, sizes)
     names = selector_names() if selectors is None else list(selectors)

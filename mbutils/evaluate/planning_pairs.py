@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from mbutils.base.tables import render
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import ProtocolError
 from mbutils.base.vocabulary import renamed_keywords, warn_renamed
@@ -103,8 +104,6 @@ def pair_power(benchmark: Benchmark, model_a: str, model_b: str, sizes=None, thr
 
 def format_pair_power(p: PairPower, sizes=None) -> str:
     """Plain-text answer of ``plan --pair`` for the command line."""
-    from mbutils.base.tables import render
-
     lines = [f"{p.model_a} vs {p.model_b} on {p.n_items} items: gap {p.gap:+.2f} points; "
              f"{p.a_only} items only {p.model_a} gets right, {p.b_only} only {p.model_b}."]
     if p.a_only == p.b_only:

@@ -8,7 +8,7 @@ on how many workers run, or in which order.
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -174,8 +174,6 @@ def frontier_pools(benchmark: Benchmark, frontier: float) -> tuple[np.ndarray, n
 def fit_frontier(benchmark: Benchmark, protocol: Protocol, frontier: float) -> Protocol:
     """``protocol`` with the frontier split, its targets and sources cut to the pools the split leaves
     (a small bundle has few models in its strongest share)."""
-    from dataclasses import replace
-
     strong, weak = frontier_pools(benchmark, frontier)
     if len(weak) < 1:
         raise ProtocolError(f"{benchmark.name}: no model is weaker than the strongest {frontier:g} of the models")

@@ -15,6 +15,7 @@ import numpy as np
 from mbutils.data.benchmark import Benchmark
 from mbutils.methods.protocol import Protocol, Run, draw_run, rng_for
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
+from mbutils.methods.selectors.spec import selector_label
 
 
 def source_data(correct: np.ndarray, subtasks: np.ndarray, confidence: np.ndarray | None, sources, seen) -> SourceData:
@@ -75,8 +76,6 @@ def seeded_choices(selector: Selector, source: SourceData, sizes: Sequence[int],
     >>> [m.size for m in chosen.values()]
     [10, 25]
     """
-    from mbutils.methods.selectors.spec import selector_label
-
     stream = stream_of(selector, label or selector_label(selector))
     if prepared is None:
         prepared = selector.prepare(source, rng_for(seed, *scope, run, "prepare", stream))

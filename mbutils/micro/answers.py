@@ -160,10 +160,13 @@ def _log_tasks(folder: MicroFolder, chosen: dict) -> dict[str, tuple[str, dict |
     return tasks
 
 
-def _log_table(sample, results: dict | None, model: str, metric: str, micro: bool, log_filter: str | None = None):
+def _log_table(sample, results: dict | None, model: str, metric: str, micro: bool, log_filter: str | None = None,
+               fields: list | None = None, stamps: dict | None = None):
     """(table, filter read): one samples file's records of ``log_filter`` (else of the one filter it records;
     one it does not record is refused, naming the file and its filters); documents of a micro task by the
-    original index their filter stamped."""
+    original index their filter stamped. ``stamps`` (when given) receives, per original index, the
+    document's content fingerprint (stamped by a micro task's filter; for a log of the whole task computed
+    from the logged document over ``fields``, when given) and the micro task's identity stamped."""
     from mbutils.data.importers.lm_eval import target_delimiter as _delimiter
     from mbutils.data.importers.records import iter_records as _iter_records, watch_filters
     from mbutils.data.importers.task_table import table_from_records as _table_from_records
@@ -172,10 +175,66 @@ def _log_table(sample, results: dict | None, model: str, metric: str, micro: boo
     index = STAMP if micro else None
     seen: dict = {}
     records = watch_filters(_iter_records(sample.path, metric, None, index), log_filter, str(sample.path), seen)
+    if stamps is not None:
+        records = _watch_documents(records, micro, fields, stamps)
     table = _table_from_records(records, str(sample.path), model=model, task=sample.task, metric=metric,
                                 filter_name=log_filter, subtask_field=None,
                                 delimiter=_delimiter(results, sample.task), index_field=index)
     return table, log_filter if log_filter is not None else next(iter(seen), "none")
+
+
+def _watch_documents(records, micro: bool, fields: list | None, stamps: dict):
+    """The records unchanged; each document's (fingerprint, identity) noted in ``stamps`` by original index."""
+    from mbutils.micro.lm_eval_filter import FINGERPRINT, IDENTITY, STAMP, fingerprint
+
+    for number, record in records:
+        doc = record.get("doc")
+        if isinstance(doc, dict):
+            index = doc.get(STAMP) if micro else record.get("doc_id")
+            if isinstance(index, int) and not isinstance(index, bool):
+                if micro:
+                    stamps[index] = (doc.get(FINGERPRINT), doc.get(IDENTITY))
+                elif fields is not None:
+                    stamps[index] = (fingerprint(doc, fields), None)
+        yield number, record
+
+
+def _check_other_micro(path, task: str, micro_task: str, logged: np.ndarray, docs: dict[int, str], n_docs,
+                       stamps: dict) -> None:
+    """A micro task's log run from another micro-benchmark (of the same bundle and task name): its filter
+    stamped another micro task's identity, or documents this one did not choose."""
+    from mbutils.micro.lm_eval_filter import identity
+
+    have = sorted(set(logged.tolist()))
+    ours = identity(task, n_docs, sorted(docs)) if n_docs is not None else None
+    theirs = {ident for _, ident in stamps.values() if ident is not None}
+    other = bool(theirs) and ours is not None and theirs != {ours}
+    if other or set(have) - set(docs):
+        raise ScoreError(f"{path}: a log of another micro-benchmark (its documents of task {task!r}, doc_id "
+                         f"{listed_names(have)}, are not this one's, doc_id {listed_names(sorted(docs))}); score it "
+                         f"with the micro-benchmark folder it was run from, or run this one's task {micro_task!r} and "
+                         "score that log")
+
+
+def check_content(path, task: str, docs: dict[int, str], stamps: dict, record: dict | None, seen: dict) -> None:
+    """Every chosen document of the log has the content the micro-benchmark chose: its fingerprint is the one
+    recorded when the folder was built (``record``: doc -> fingerprint; None when none was recorded) and the
+    one the other logs of the call carry (``seen``: (task, doc) -> (fingerprint, path), filled here)."""
+    prints = {doc: stamps[doc][0] for doc in docs if doc in stamps and stamps[doc][0] is not None}
+    if record:
+        wrong = sorted(doc for doc, value in prints.items() if doc in record and value != record[doc])
+        if wrong:
+            raise ScoreError(f"{path}: {len(wrong)} of the {len(docs)} documents the micro-benchmark chose from task "
+                             f"{task!r} hold other content in this log (doc_id {listed_names(wrong)}: their content "
+                             "fingerprint differs from the one recorded when the micro-benchmark was built): the "
+                             "harness loaded a reordered or different dataset of the same size. Run the task on the "
+                             "dataset the micro-benchmark was built on and score that log")
+    for doc, value in prints.items():
+        first = seen.setdefault((task, doc), (value, path))
+        if first[0] != value:
+            raise ScoreError(f"{first[1]} and {path}: document {doc} of task {task!r} holds other content in the two "
+                             "logs (their content fingerprints differ): they were run on different datasets (or "
+                             "versions, or orders of one); score logs of one dataset")
 
 
 def _check_documents(path, task: str, logged: np.ndarray, docs: dict[int, str], micro: bool,
@@ -226,6 +285,7 @@ def read_lm_eval(folder: MicroFolder, paths: list[Path], metric: str, log_filter
     owner: dict[tuple[str, str], Path] = {}
     answers: dict[str, dict[str, tuple[float, float]]] = {}
     filters: dict[str, None] = {}  # the filters read, in the order met
+    contents: dict = {}  # (task, doc) -> (content fingerprint, log): the documents' content across the logs
     files = find_sample_files(paths)
     used = [sample for sample in files if sample.task in tasks]  # a model's logs of other tasks are not read
     if not used:
@@ -245,11 +305,19 @@ def read_lm_eval(folder: MicroFolder, paths: list[Path], metric: str, log_filter
         if unsafe_names([model]).size:
             raise ScoreError(f"{results_path or sample.path}: model name {ascii(model)[:80]} holds a line break or "
                              "another control character; give the model a plain name in model_name")
-        table, used_filter = _log_table(sample, results, model, metric, entry is not None, log_filter)
+        info = entry or by_task.get(original) or {}
+        stamps: dict = {}
+        table, used_filter = _log_table(sample, results, model, metric, entry is not None, log_filter,
+                                        fields=info.get("fingerprint_fields"), stamps=stamps)
         filters.setdefault(used_filter, None)
         docs = chosen[original]
-        n_docs = (entry or by_task.get(original) or {}).get("n_docs")
+        n_docs = info.get("n_docs")
+        if entry is not None:
+            _check_other_micro(sample.path, original, sample.task, table.doc_id, docs, n_docs, stamps)
         _check_documents(sample.path, original, table.doc_id, docs, entry is not None, n_docs)
+        record = info.get("fingerprints")
+        check_content(sample.path, original, docs, stamps,
+                      dict(zip(map(int, info["docs"]), record)) if isinstance(record, list) else None, contents)
         keep = np.isin(table.doc_id, list(docs))
         cells = answers.setdefault(model, {})
         for doc, right, conf in zip(table.doc_id[keep], table.correct[keep], table.confidence[keep]):

@@ -70,7 +70,19 @@ FIXED = (MicroBenchmark, IRTMicroBenchmark, DifferenceMicroBenchmark)
 
 @dataclass(frozen=True)
 class Card:
-    """The reliability card: MDADs in accuracy points (NaN: not reached or not computed)."""
+    """The reliability card: MDADs in accuracy points (NaN: not reached or not computed).
+
+    ``mdad`` (with its interval ``ci_low``-``ci_high``) is the micro-benchmark's MDAD at
+    ``threshold`` under ``protocol``, ``random_mdad`` random sampling's at the same size, and
+    ``share_separated`` the share of the pool's pairs further apart than the MDAD.
+
+    Examples
+    --------
+    >>> from mbutils import Card, build_micro, load_benchmark
+    >>> card = build_micro(load_benchmark("synthetic-gpqa"), "random", 20, runs=2).card
+    >>> isinstance(card, Card), card.threshold, card.protocol["n_runs"]
+    (True, 0.8, 2)
+    """
 
     threshold: float
     mdad: float
@@ -87,7 +99,19 @@ class Card:
 
 @dataclass(frozen=True, eq=False)
 class BuiltMicro:
-    """One micro-benchmark chosen on a pool, with its calibration and card."""
+    """One micro-benchmark chosen on a pool, with its calibration and card (what ``build_micro`` returns).
+
+    ``micro`` holds the chosen items as indices into ``items`` (the whole bundle's) and
+    their estimator; ``pool`` the models it was chosen and calibrated on; ``path`` the folder
+    written, when ``build_micro`` was given ``out``.
+
+    Examples
+    --------
+    >>> from mbutils import BuiltMicro, build_micro, load_benchmark
+    >>> built = build_micro(load_benchmark("synthetic-gpqa"), "random", 20, runs=2)
+    >>> isinstance(built, BuiltMicro), built.k, built.selector, built.interval, built.path
+    (True, 20, 'random', 'hypergeometric', None)
+    """
 
     bundle: str
     bundle_hash: str

@@ -139,7 +139,21 @@ def write_micro(built, out: str | Path, *, bundle_folder: Path | None = None, fo
 # -- reading ---------------------------------------------------------------------------------
 
 class MicroFolder:
-    """A micro-benchmark folder read back: its items, estimator, pool, calibration and card."""
+    """A micro-benchmark folder read back: its items, estimator, pool, calibration and card.
+
+    What :func:`read_micro` and ``mbutils.load_micro`` return; ``mbutils.score`` reads one.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from mbutils import MicroFolder, build_micro, load_benchmark
+    >>> from mbutils.micro.folder import read_micro
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "micro"
+    >>> _ = build_micro(load_benchmark("synthetic-gpqa"), "random", 20, runs=2, out=out)
+    >>> folder = read_micro(out)
+    >>> isinstance(folder, MicroFolder), folder.k, len(folder.item_names), folder.path == out
+    (True, 20, 20, True)
+    """
 
     def __init__(self, path: Path, meta: dict, items: pd.DataFrame, micro: MicroBenchmark, item_names: list[str],
                  pool: pd.DataFrame, calibration: pd.DataFrame, card: dict, provenance: dict):

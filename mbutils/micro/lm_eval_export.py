@@ -16,11 +16,23 @@ temporary one, :mod:`mbutils.micro.folder`):
 When the harness is installed it must index what was written: ``TaskManager(include_path=<lm_eval>)``
 lists every micro task whose original YAML was found and the group, or the export fails (and with it
 the whole folder, which is then never written). Without the harness the folder says what to install.
+
+Each chosen document's content fingerprint (:func:`mbutils.micro.lm_eval_filter.fingerprint`) is
+recorded when the build can read the dataset without the network: a task whose dataset is local files
+(``dataset_path: json``, ``csv``, ``parquet``, ``text`` or ``arrow`` with ``data_files``) is loaded through
+the installed harness with the exported configuration, and the fingerprints its filter stamps are kept in
+``micro.json`` (``fingerprints``, beside ``docs``; ``fingerprint_fields``, the fields hashed). A task fetched
+from the Hugging Face Hub at run time gets none (``fingerprints: null``; the card says so), and ``score``
+then only checks that the logs it is given agree with each other.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import shutil
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -28,13 +40,15 @@ import yaml
 
 from mbutils.base.errors import BundleError
 from mbutils.methods.selectors.base import MicroBenchmark
-from mbutils.micro.lm_eval_task import (HEADER, SUFFIX, NotDocuments, check_task_name, harness_installed,
-                                          harness_version, item_documents, normalised, write_lm_eval_tasks)
+from mbutils.micro.lm_eval_task import (HEADER, INSTALL, SUFFIX, NotDocuments, check_task_name,  # noqa: F401
+                                          harness_installed, harness_version, item_documents, merged_config,
+                                          normalised, write_lm_eval_tasks)
 
 GROUP_FILE = "_group.yaml"
 #: The metric a bundle that does not say is read with (lm-eval's multiple-choice accuracy).
 DEFAULT_METRIC = "acc"
-INSTALL = "pip install -r requirements-harness.txt (lm-eval==0.4.13)"
+#: ``dataset_path`` values of datasets read from local files (the ``datasets`` library's packaged builders).
+LOCAL_BUILDERS = frozenset({"json", "csv", "parquet", "text", "arrow"})
 
 
 def group_name(bundle: str, micro_tasks) -> str:
@@ -120,8 +134,106 @@ def export_micro(folder: Path, built, tasks_dir=None) -> dict:
     name = group_name(built.bundle, tasks)
     (folder / GROUP_FILE).write_text(group_config(name, tasks, metric or DEFAULT_METRIC, weight_by_size),
                                      encoding="utf-8")
-    unresolved = sorted(m for m, e in tasks.items() if not Path(e["include"]).is_absolute())
+    unresolved = sorted(m for m, e in tasks.items() if e.get("config") is None)
     check = check_indexed(folder, [m for m in tasks if m not in unresolved], name)
-    return {**out, "lm_eval_tasks": tasks, "lm_eval_check": check,
+    recorded = record_fingerprints(folder, tasks)
+    return {**out, "lm_eval_tasks": tasks, "lm_eval_check": f"{check}; {recorded}" if recorded else check,
             "lm_eval_group": {"name": name, "tasks": list(tasks), "metric": metric or DEFAULT_METRIC,
                               "weight_by_size": weight_by_size, "exact": exact, "unresolved": unresolved}}
+
+
+# -- the chosen documents' content, recorded when the dataset is local ----------------------------------
+
+def _data_files(value) -> list:
+    """The file names of a ``data_files`` value (a name, a list, or split -> name or list)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [name for inner in value.values() for name in _data_files(inner)]
+    if isinstance(value, (list, tuple)):
+        return [name for inner in value for name in _data_files(inner)]
+    return [None]
+
+
+def local_dataset(config: dict) -> bool:
+    """Whether a task configuration reads its dataset from local files that exist here (no network)."""
+    kwargs = config.get("dataset_kwargs")
+    files = _data_files(kwargs.get("data_files")) if isinstance(kwargs, dict) and kwargs.get("data_files") else []
+    return (config.get("dataset_path") in LOCAL_BUILDERS and bool(files)
+            and all(isinstance(name, str) and Path(name).expanduser().is_file() for name in files))
+
+
+@contextmanager
+def _quiet_harness(folder: Path):
+    """The harness loading tasks in this process: its logs and progress bars silenced, no bytecode written
+    into the folder (it would be sealed with it), and the modules it loaded from the folder forgotten after."""
+    loggers = [logging.getLogger(name) for name in ("lm_eval", "lm-eval", "datasets", "huggingface_hub", "fsspec")]
+    levels = [logger.level for logger in loggers]
+    bytecode = sys.dont_write_bytecode
+    bars = None
+    try:
+        import datasets
+
+        bars = datasets.utils.logging.is_progress_bar_enabled()
+        datasets.utils.logging.disable_progress_bar()
+    except (ImportError, AttributeError):
+        pass
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    sys.dont_write_bytecode = True
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = bytecode
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+        if bars:
+            import datasets
+
+            datasets.utils.logging.enable_progress_bar()
+        prefix = str(folder.resolve())
+        for name in [n for n, m in list(sys.modules.items()) if str(getattr(m, "__file__", "") or "").startswith(prefix)]:
+            sys.modules.pop(name, None)
+        shutil.rmtree(folder / "__pycache__", ignore_errors=True)
+
+
+def record_fingerprints(folder: Path, tasks: dict) -> str:
+    """Add ``fingerprints`` and ``fingerprint_fields`` to each micro task's entry of ``tasks``: those the
+    exported filter stamps on the chosen documents when the installed harness loads the task here, for a
+    task whose dataset is local files; else None. Returns what was recorded, for the card."""
+    from mbutils.micro.lm_eval_filter import FINGERPRINT, STAMP
+
+    for entry in tasks.values():
+        entry["fingerprints"], entry["fingerprint_fields"] = None, None
+    resolved = {m: e for m, e in tasks.items() if e.get("config") is not None}
+    if not resolved or not harness_installed():
+        return ""
+    local = [m for m, e in resolved.items() if local_dataset(merged_config(folder / e["include"]))]
+    why: list[str] = []
+    if local:
+        with _quiet_harness(folder):
+            try:
+                from lm_eval.tasks import TaskManager
+
+                loaded = TaskManager(include_path=str(folder), include_defaults=False).load(local)["tasks"]
+            except Exception as err:  # noqa: BLE001 -- any failure of the harness or the dataset: nothing recorded
+                loaded, why = {}, [f"the harness could not load them here ({type(err).__name__})"]
+            for micro in local:
+                task, entry = loaded.get(micro), tasks[micro]
+                if task is None:
+                    continue
+                docs = list(task.eval_docs)
+                split = task.config.test_split if task.has_test_docs() else task.config.validation_split
+                stamped = {int(doc[STAMP]): doc[FINGERPRINT] for doc in docs if STAMP in doc and FINGERPRINT in doc}
+                if sorted(stamped) != list(entry["docs"]):
+                    why.append(f"{micro}'s dataset holds {len(docs)} documents, not the {entry['n_docs']} the bundle "
+                               "was built on")
+                    continue
+                entry["fingerprints"] = [stamped[d] for d in entry["docs"]]
+                entry["fingerprint_fields"] = list(task.dataset[split].column_names)
+    done = [m for m in tasks if tasks[m]["fingerprints"] is not None]
+    text = (f"the chosen documents' content fingerprints recorded for {len(done)} of {len(tasks)} task(s)"
+            + ("" if len(done) == len(tasks) else
+               " (a dataset fetched from the Hugging Face Hub is not read at build time, so score can check only "
+               "that its logs agree with each other" + (f"; {'; '.join(why)}" if why else "") + ")"))
+    return text

@@ -481,6 +481,9 @@ def rebuild(bundles=None, *, jobs: int = 1, progress: bool = False, target: Path
         bench = load_benchmark(bundle)
         built = {k: build_micro(bench, "auto", k, runs=RUNS, seed=SEED, jobs=jobs, progress=progress)
                  for k in PLAN[bundle]}
+        failing = {k: one.card.held_out["problems"] for k, one in built.items() if one.card.held_out["problems"]}
+        if failing:  # nothing of the bundle is replaced: a set that fails on held-out models is not shipped
+            raise ShippedError(f"{bundle}: not shipped, held-out models refute it: {failing}")
         for k, one in built.items():
             name = f"{bundle}-{k}"
             with tempfile.TemporaryDirectory(dir=target.parent) as tmp:

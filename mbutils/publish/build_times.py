@@ -25,6 +25,8 @@ from pathlib import Path
 from docutils import nodes
 from docutils.parsers.rst import Directive, directives
 
+from mbutils.book.profiles import profile_name
+
 TIMES_FILE = "build-times.json"
 PROFILE_ORDER = ("quick", "default", "paper")
 
@@ -114,8 +116,6 @@ class BuildTimes(Directive):
 
 def fill(app, doctree, docname) -> None:
     """Replace each placeholder with the measured times (``doctree-resolved``)."""
-    from mbutils.book.profiles import profile_name
-
     for node in list(doctree.findall(build_times_node)):
         if node["show"] == "profiles":
             new = nodes.bullet_list()
@@ -140,7 +140,6 @@ def record(app, exc) -> None:
     """``build-finished``: write this build's record for its profile (HTML builds that succeeded)."""
     if exc is not None or app.builder.format != "html":
         return
-    from mbutils.book.profiles import profile_name
     from mbutils.publish.page_runs import pages_at_once
 
     started = getattr(app, "mbutils_started", None)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import io
+import logging
 import os
 import re
 import shutil
@@ -28,7 +29,10 @@ from mbutils.base.folders import clear_stale
 from mbutils.book.escaping import literal
 from mbutils.book.profiles import PROFILES
 from mbutils.base.validation import check_choice
+from mbutils.publish import kernel_guard
+from mbutils.publish.book_index import book_index
 from mbutils.publish.preflight import check_values, run_chapter_wording
+from mbutils.publish.standalone import plain_notebook
 
 SOURCE_CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"  # present in a source checkout
 CHAPTERS_ENV = "MBUTILS_CHAPTERS"
@@ -308,8 +312,6 @@ def _last_words(log: Path | None, lines: int = 3) -> str:
 def _quiet(logger_name: str):
     """Nothing that ``logger_name`` logs reaches the terminal: papermill logs each failure it raises (a
     timeout, a dead kernel), and :func:`run_chapter` reports each in one message of its own."""
-    import logging
-
     logger = logging.getLogger(logger_name)
     handler, propagate = logging.NullHandler(), logger.propagate
     logger.addHandler(handler)
@@ -343,9 +345,6 @@ def render_html(notebook: Path, html_path: Path) -> Path:
     """
     import nbformat
     from nbconvert import HTMLExporter
-
-    from mbutils.publish.book_index import book_index
-    from mbutils.publish.standalone import plain_notebook
 
     notebook = Path(notebook)
     page = plain_notebook(nbformat.read(notebook, as_version=4), page=notebook.stem, book=book_index(chapter_dirs()))
@@ -387,8 +386,6 @@ def kernel_manager_class(socket_dir: str, log: Path | None = None):
 
         def format_kernel_cmd(self, extra_arguments=None):
             """The kernel under :mod:`mbutils.publish.kernel_guard`: it and its workers end with this process."""
-            from mbutils.publish import kernel_guard
-
             command = super().format_kernel_cmd(extra_arguments)
             # run as a file in isolated mode: the standard library only, not the package's imports
             return [sys.executable, "-I", kernel_guard.__file__, str(os.getpid()), *command]

@@ -29,6 +29,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from mbutils.book.profiles import profile_name
+
 PAGES_ENV = "MBUTILS_BOOK_PAGES"
 
 #: Pages started before the others, in every profile: on two cores a long page started last runs
@@ -227,7 +229,6 @@ def execute_pages(app, env, docnames) -> None:
     cache, pending = _unexecuted(env, docnames)
     if not pending:
         return
-    from mbutils.book.profiles import profile_name
 
     logger.info(f"[mbutils] executing {len(pending)} pages, {workers} at a time")
     start = time.perf_counter()

@@ -17,6 +17,12 @@ import ast
 import re
 
 from mbutils.base.errors import ChapterParameterError, MbutilsError
+from mbutils.book.params import int_list, name_list, optional_int, parse_cases
+from mbutils.book.profiles import target_cases
+from mbutils.data.bundle import find_bundle
+from mbutils.data.catalogue import CATALOGUE, STAND_INS
+from mbutils.data.datasets import resolve_data
+from mbutils.methods.protocol import Protocol, check_protocol, fit_to_pool
 
 #: Parameters that name bundles: comma-separated names, folders or ``synthetic-*`` (``cases``:
 #: BUNDLE:TARGET_SET pairs; the synthetic chapter's ``data``: REAL:STAND_IN pairs).
@@ -76,8 +82,6 @@ class _Run:
     def benchmark(self, name: str, param: str = "data"):
         """The bundle ``name`` (given by ``param``) resolves to in the chapter (a benchmark's real bundle, else
         its stand-in)."""
-        from mbutils.data.datasets import resolve_data
-
         if name not in self._loaded:
             missing = self.value("missing") or "error"
             try:
@@ -90,9 +94,6 @@ class _Run:
         """(bundle, the parameter naming it) of each bundle the chapter runs its experiments on: those of
         ``data`` (for a target-set chapter without them: its cases', else the profile's cases), and its
         experiment bundles the reader named."""
-        from mbutils.book.params import name_list, parse_cases
-        from mbutils.book.profiles import target_cases
-
         data = self.value("data")
         try:
             names = [(n, "data") for n in name_list(None if data is None else str(data), "data") or []]
@@ -108,17 +109,12 @@ class _Run:
 def _bundle_exists(name: str) -> None:
     """Refuse a name that reaches no bundle: not a benchmark of the book, a stand-in, a folder or a bundle
     on the data path (the loader's message, which lists what is there)."""
-    from mbutils.data.bundle import find_bundle
-    from mbutils.data.catalogue import CATALOGUE, STAND_INS
-
     if name in CATALOGUE or name in STAND_INS:
         return
     find_bundle(name)
 
 
 def _check_bundles(run: _Run) -> None:
-    from mbutils.book.params import name_list
-
     for param in BUNDLE_PARAMETERS:
         if param not in run.values or param not in run.parameters:
             continue
@@ -148,7 +144,6 @@ def _must_exist(stem: str, param: str, item: str) -> list[str]:
 def _check_sizes(run: _Run) -> None:
     """The reader's sizes fit the seen half of every bundle the experiments run on, by the rule and in the
     words of ``experiment``."""
-    from mbutils.book.params import int_list
     from mbutils.methods.experiment import check_sizes
 
     try:
@@ -167,9 +162,6 @@ def _check_sizes(run: _Run) -> None:
 def _check_pool(run: _Run) -> None:
     """The sources and targets (the reader's, or fitted to the pool as the chapter fits them) fit every
     bundle the experiments run on, by the rule and in the words of ``experiment``."""
-    from mbutils.book.params import optional_int
-    from mbutils.methods.protocol import Protocol, check_protocol, fit_to_pool
-
     try:
         sources, targets = optional_int(run.value("sources"), "sources"), optional_int(run.value("targets"), "targets")
     except MbutilsError as err:

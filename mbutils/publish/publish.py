@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 from mbutils.base.errors import MbutilsError
+from mbutils.data.datapath import data_environment
 from mbutils.book.plots.layout import PDF_COLUMN_PX, PDF_MARGIN_MM
 
 BOOK_ROOT = Path(__file__).resolve().parents[2]  # the source checkout holding _config.yml

@@ -35,6 +35,7 @@ from mbutils.base.fingerprint import book_fingerprint
 from mbutils.book.profiles import profile_name
 from mbutils.publish import build_times
 from mbutils.publish.page_runs import execute_pages
+from mbutils.publish.student_notebooks import NOTEBOOK_FOLDER, ZIP_NAMES
 
 
 def build_fingerprint() -> str:
@@ -127,8 +128,6 @@ def _computing(app) -> set[str]:
 def _link_notebook(app, doctree, docname: str, copy: str) -> None:
     """A line under the page's title linking the page's notebook of this copy and the zip of all."""
     from docutils import nodes
-
-    from mbutils.publish.student_notebooks import NOTEBOOK_FOLDER, ZIP_NAMES
 
     name = docname.rsplit("/", 1)[-1]
     section = next(iter(doctree.findall(nodes.section)), None)

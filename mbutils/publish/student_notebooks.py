@@ -3,11 +3,17 @@
 Why: the students' HTML copy shows no solutions, but students work in notebooks. A students'
 notebook is its chapter's ``.ipynb`` with every gated solution (``{solution-start}`` to
 ``{solution-end}``: its text and code cells) replaced by two cells: a "your turn" note and a
-code stub. The stub holds ``...`` where the student's code goes, then a ``raise`` that stops
-the notebook with a clear "Your turn" error, then the checks the book's solution passes (its
-statements that ``assert``), so a student who writes the code and deletes the ``raise`` line
-learns at once whether the answer is the library's number. A stub never computes a number of
-its own, so nothing wrong can be read off it. An instructors' notebook is the chapter as it is.
+code stub. The stub sets each name the exercise's "You produce" list asks for to ``...``, where
+the student's code goes, then repeats the checks the book's solution ends with (its code after
+the ``# --- checks ---`` line, without the checks marked ``hidden=True``). A check of a name still
+``...`` says "not done" and raises nothing, so Run All runs every cell of the chapter whatever
+the student has done; a wrong answer is printed with what was expected and what was found
+(:func:`mbutils.book.exercises.check`, in ``report`` mode: the notebook opens with a cell that sets
+it, and ends with a cell that lists each exercise's state). Nothing after a stub reads a
+student's name: the page's own cells never read a solution's names (tests/publish/
+test_student_notebooks.py checks it). An instructors' notebook is the chapter as it is, hidden
+checks included; :mod:`mbutils.publish.grading` runs those after each answer of a submitted
+students' notebook.
 
 Only computing chapters get a notebook: MyST notebooks (a kernelspec) with at least one
 solution. Each notebook opens with the install cell of the launched notebooks
@@ -27,12 +33,21 @@ from pathlib import Path
 
 #: Tag of a students' notebook's stub cells (code and note).
 STUB_TAG = "your-turn"
-#: The error a stub raises: every stub's message starts with it.
+#: Tag of the cells a students' notebook adds around the chapter: the checks' mode first, their summary last.
+CHECKS_TAG = "checks"
+#: Words every stub's note and code start with.
 YOUR_TURN = "Your turn"
 #: The folder of the built HTML that holds the notebooks (the students' pages link into it).
 NOTEBOOK_FOLDER = "notebooks"
+#: The line of a solution's code after which come its checks (``book.check`` calls, and the lines
+#: that compute what they expect from the page's names only).
+SOLUTION_CHECKS = "# --- checks ---"
 #: The line of a stub after which come the solution's checks (shown to the student on purpose).
 CHECKS_MARKER = "# --- the checks your answer must pass ---"
+#: The words that open an exercise's list of the names its checks read (``- `name`: type, rules``).
+PRODUCE = "**You produce**"
+#: Key of a stub cell's metadata naming its exercise (the grader finds the answers by it).
+EXERCISE_KEY = "mbutils_exercise"
 ZIP_NAMES = {"students": "students-notebooks.zip", "instructors": "instructors-notebooks.zip"}
 
 _FENCE = r"^(?P<fence>`{3,}|:{3,})\{%s\}(?P<arg>[^\n]*)\n.*?^(?P=fence)[ \t]*$\n?"
@@ -49,73 +64,114 @@ def computing_chapters() -> list[str]:
             if _START.search(chapter_path(name).read_text(encoding="utf-8"))]
 
 
-def _exercise_titles(nb) -> dict[str, str]:
-    """label -> title of every exercise of a notebook's Markdown cells."""
-    titles = {}
+def produced_names(body: str) -> list[tuple[str, str]]:
+    """(name, what it is) of each item of an exercise's "You produce" list, in order."""
+    start = body.find(PRODUCE)
+    if start < 0:
+        return []
+    items = re.findall(r"^- `([A-Za-z_]\w*)`[:,]?\s*(.*?)(?=^- |^\s*$|\Z)", body[start:], re.M | re.S)
+    return [(name, " ".join(what.split())) for name, what in items]
+
+
+def exercises_of(text: str) -> dict[str, dict]:
+    """label -> {"title", "body", "names"} of every exercise of a chapter's text (or a Markdown cell's)."""
+    found = {}
+    for m in _EXERCISE.finditer(text):
+        label = re.search(r"^:label:\s*(\S+)", m.group("body"), re.M)
+        if label:
+            found[label.group(1)] = {"title": m.group("title").strip(), "body": m.group("body"),
+                                     "names": produced_names(m.group("body"))}
+    return found
+
+
+def _exercise_titles(nb) -> dict[str, dict]:
+    """label -> the exercise (title, body, names) of every exercise of a notebook's Markdown cells."""
+    found = {}
     for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
-        for m in _EXERCISE.finditer(cell.source):
-            label = re.search(r"^:label:\s*(\S+)", m.group("body"), re.M)
-            if label:
-                titles[label.group(1)] = m.group("title").strip()
-    return titles
+        if cell.cell_type == "markdown":
+            found.update(exercises_of(cell.source))
+    return found
 
 
-def _is_check(stmt) -> bool:
-    """An ``assert``, or control flow (``if``, ``for``, ``while``, ``with``) around checks only."""
-    if isinstance(stmt, ast.Assert):
-        return True
-    if isinstance(stmt, (ast.If, ast.For, ast.While, ast.With)):
-        inner = [*stmt.body, *getattr(stmt, "orelse", [])]
-        return all(_is_check(s) or isinstance(s, ast.Pass) for s in inner)
-    return False
+def check_block(sources: list[str]) -> str:
+    """The checks of a solution: its code after the ``# --- checks ---`` line ("" when it has none)."""
+    for source in sources:
+        lines = source.splitlines()
+        for number, line in enumerate(lines):
+            if line.strip() == SOLUTION_CHECKS:
+                return "\n".join(lines[number + 1:]).strip("\n")
+    return ""
 
 
-def _find_checks(body, source: str, found: list) -> None:
-    for stmt in body:
-        if _is_check(stmt):
-            found.append(textwrap.dedent(ast.get_source_segment(source, stmt, padded=True)))
-        elif any(isinstance(n, ast.Assert) for n in ast.walk(stmt)):
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                _find_checks(getattr(stmt, field, []) or [], source, found)
+def _is_hidden(stmt) -> bool:
+    """A statement that is a ``check(..., hidden=True)`` call."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return (isinstance(call, ast.Call) and (getattr(call.func, "attr", None) or getattr(call.func, "id", None)) == "check"
+            and any(k.arg == "hidden" and isinstance(k.value, ast.Constant) and k.value.value is True
+                    for k in call.keywords))
+
+
+def visible_checks(block: str) -> str:
+    """A check block without its hidden checks (the students' copy of it): each hidden check's
+    lines removed, at any depth (a block left empty holds ``pass``)."""
+    if not block.strip():
+        return ""
+    lines = block.splitlines()
+    drop, passes = set(), {}
+    for node in ast.walk(ast.parse(block)):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list) or not body or not isinstance(body[0], ast.stmt):
+                continue
+            hidden = [s for s in body if _is_hidden(s)]
+            for s in hidden:
+                drop.update(range(s.lineno - 1, s.end_lineno))
+            if hidden and len(hidden) == len(body) and not isinstance(node, ast.Module):
+                passes[body[0].lineno - 1] = " " * body[0].col_offset + "pass"
+    kept = [passes.get(i, line) for i, line in enumerate(lines) if i not in drop or i in passes]
+    text = "\n".join(kept).strip("\n")
+    return text if text.strip() else ""
 
 
 def checks(sources: list[str]) -> tuple[list[str], list[str]]:
-    """The checks of a solution's code cells and the names they need that the solution defines.
+    """The visible checks of a solution's code cells (one string) and the names they read that the
+    solution defines (what the student must produce)."""
+    block = visible_checks(check_block(sources))
+    if not block:
+        return [], []
+    defined = set()
+    solution = "\n".join(sources)
+    try:
+        tree = ast.parse(solution)
+    except SyntaxError:
+        tree = ast.parse("")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            defined.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+    own = {n.id for n in ast.walk(ast.parse(block)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    used = {n.id for n in ast.walk(ast.parse(block)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return [block], sorted((used & defined) - own)
 
-    A check is a statement of asserts only (an ``if`` or ``for`` around asserts included), found
-    at any depth; the code around it (the solution) is left out."""
-    found, defined = [], set()
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                defined.add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                defined.add(node.name)
-        _find_checks(tree.body, source, found)
-    used = {n.id for text in found for n in ast.walk(ast.parse(text))
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return found, sorted(used & defined)
 
-
-def stub_source(label: str, title: str, sources: list[str]) -> str:
-    """The code of one exercise's stub: ``...``, the "your turn" raise, then the solution's checks."""
-    found, names = checks(sources)
+def stub_source(label: str, title: str, sources: list[str], names: list[tuple[str, str]] | None = None) -> str:
+    """The code of one exercise's stub: each name to produce set to ``...``, then the solution's
+    visible checks (which say "not done" while a name is ``...``)."""
+    found, read = checks(sources)
+    names = list(names or [])
+    listed = [n for n, _ in names]
+    names += [(n, "") for n in read if n not in listed]  # a name the checks read is always set
     head = [f"# YOUR TURN: exercise {label}" + (f" ({title})" if title else ""),
-            "# Write your code in place of `...`, then delete the `raise` line and run this cell."]
-    if found:
-        head.append("# The checks below are the ones the book's solution passes"
-                    + (f"; they read: {', '.join(names)}." if names else "."))
-    message = (f"{YOUR_TURN}: exercise {label} is yours to solve. Write your code in this cell in place of "
-               "`...`, then delete this raise line to run the checks.")
-    body = [*head, "...", f"raise NotImplementedError({message!r})"]
-    if found:
-        body += ["", CHECKS_MARKER, *found]
+            "# Compute each name below in place of `...` (the exercise's \"You produce\" list says its type and rules).",
+            "# Until you do, the checks at the end say \"not done\" and Run All goes on; a wrong answer is reported."]
+    body = [*head]
+    for name, what in names:
+        body.append(f"{name} = ...")
+    body += ["", CHECKS_MARKER]
+    body += found or ["# (no check is shown for this one: your instructor's checks grade it)"]
+    status = ", ".join(f"{name}={name}" for name, _ in names)
+    body.append(f"book.exercise_status({label!r}" + (f", {status})" if status else ")"))
     return "\n".join(body)
 
 
@@ -142,7 +198,7 @@ def students_notebook(nb):
     """``nb`` (a chapter read by jupytext) with each solution replaced by its stub cells."""
     import nbformat
 
-    titles = _exercise_titles(nb)
+    exercises = _exercise_titles(nb)
     cells, inside, label, code = [], False, None, []
 
     def keep_markdown(text: str) -> None:
@@ -163,20 +219,36 @@ def students_notebook(nb):
             elif kind == "start":
                 inside, label, code = True, text, []
             elif kind == "end":
-                title = titles.get(label, "")
+                exercise = exercises.get(label, {})
+                title = exercise.get("title", "")
                 cells.append(nbformat.v4.new_markdown_cell(
-                    f"**Your turn** — exercise `{label}`" + (f", *{title}*" if title else "") + ": "
-                    + ("write your code in the cell below." if code else "write your answer here."),
+                    f"**{YOUR_TURN}** — exercise `{label}`" + (f", *{title}*" if title else "") + ": "
+                    + ("write your code in the cell below, then write your explanation here."
+                       if code else "write your answer here."),
                     metadata={"tags": [STUB_TAG]}))
                 if code:
-                    cells.append(nbformat.v4.new_code_cell(stub_source(label, title, code),
-                                                           metadata={"tags": [STUB_TAG]}))
+                    cells.append(nbformat.v4.new_code_cell(
+                        stub_source(label, title, code, exercise.get("names")),
+                        metadata={"tags": [STUB_TAG], EXERCISE_KEY: label}))
                 inside, label, code = False, None, []
     if inside:
         raise ValueError(f"solution {label!r} has no solution-end")
     out = nbformat.v4.new_notebook(metadata=nb.metadata)
+    params = [i for i, c in enumerate(cells) if c.cell_type == "code" and "parameters" in c.metadata.get("tags", [])]
+    cells.insert(params[0] + 1 if params else 0, nbformat.v4.new_code_cell(CHECKS_SETUP, metadata={"tags": [CHECKS_TAG]}))
+    cells.append(nbformat.v4.new_code_cell(CHECKS_SUMMARY, metadata={"tags": [CHECKS_TAG]}))
     out.cells = cells
     return out
+
+
+#: The students' notebook's cell after the parameters: checks report, and Run All goes on.
+CHECKS_SETUP = ("# Your answers' checks: a wrong answer is reported (with what was expected and what was found)\n"
+                "# and Run All goes on; an answer still `...` is \"not done\". The book's own build stops instead.\n"
+                "from mbutils import book\n"
+                "book.check_mode(\"report\")")
+#: The students' notebook's last cell: each exercise's state.
+CHECKS_SUMMARY = ("# Your exercises so far: how many checks passed, failed or are not done.\n"
+                  "book.check_summary()")
 
 
 def write_notebooks(copy: str, out: str | Path, chapters: list[str] | None = None) -> tuple[list[Path], Path]:

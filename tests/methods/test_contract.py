@@ -288,3 +288,13 @@ def test_not_a_selector_is_refused():
     (name, check), *_ = selector_checks(object())
     with pytest.raises(SelectorContractError, match="is not a Selector"):
         check()
+
+
+@pytest.mark.parametrize("module_name", ["mbutils.methods.selectors.contract", "mbutils.testing"])
+def test_the_contracts_examples_run(module_name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(module_name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted and not result.failed

@@ -25,7 +25,11 @@ def test_each_card_records_a_choice_the_rule_gives_again_from_its_own_numbers(na
     choice = rec["card"]["choice"]
     assert choice["k"] == rec["k"] and choice["runs"] == RUNS and choice["seed"] == SEED
     assert rec["card"]["protocol"]["n_runs"] == RUNS and rec["seed"] == SEED
-    assert choice["selector"] == decide(choice["lowest"], choice["mdads"], choice["comparisons"].get("random"))
+    lowest_held_out = (choice.get("held_out") or {}).get(choice["lowest"])
+    assert choice["selector"] == decide(choice["lowest"], choice["mdads"], choice["comparisons"].get("random"),
+                                        lowest_held_out)
+    held = rec["card"]["held_out"]  # every shipped set passes the shipping rule on held-out models
+    assert held["problems"] == [] and held["calibration"]["models"] >= 30
     assert rec["selector"].split("(")[0] == choice["selector"]
     bench = load_benchmark(rec["bundle"])
     assert choice["candidates"] == candidates(bench) and bench.content_hash == rec["bundle_hash"]

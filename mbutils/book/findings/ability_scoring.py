@@ -37,6 +37,7 @@ from mbutils.evaluate.noise import MIN_PAIRS, TOO_FEW
 from mbutils.evaluate.paired import BETTER, POWER_80, UNKNOWN, WITHIN, WORSE, compare_selectors
 from mbutils.evaluate.results_table import iter_groups
 from mbutils.methods.protocol import rng_for
+from mbutils.methods.selectors.adaptive import AdaptiveAbility
 
 ACCURACY, ABILITY = "adaptive_fisher", "adaptive_ability"
 #: The measures of order both scorings have; ``error`` (accuracy scoring only) is reported beside them.
@@ -47,8 +48,6 @@ UNDEFINED = "not defined"
 
 def ability_selector(**params):
     """The ability-scored twin of ``adaptive_fisher`` (same parameters, the very same tests in one experiment)."""
-    from mbutils.methods.selectors.adaptive import AdaptiveAbility
-
     return AdaptiveAbility(**params)
 
 

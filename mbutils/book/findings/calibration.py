@@ -29,11 +29,13 @@ from scipy import optimize
 
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import BundleError
+from mbutils.data.datasets import CATALOGUE, benchmark_key
 from mbutils.data.synthetic import simulate
 from mbutils.data.synthetic_compare import ks_distance, pairwise_differences, split_half_reliability
 from mbutils.data.synthetic_spec import BenchmarkSpec
 from mbutils.data.synthetic_standins import SYNTHETIC_SPECS
-from mbutils.methods.protocol import rng_for
+from mbutils.methods.experiment import run_experiment
+from mbutils.methods.protocol import Protocol, fit_to_pool, rng_for
 
 #: Each calibrated stand-in and the real bundle (on MBUTILS_DATA) it was fitted to.
 CALIBRATION_PAIRS = {
@@ -53,8 +55,6 @@ def parse_pairs(text) -> list[tuple[str, str | None]]:
     A bundle given alone is paired with the stand-in of the benchmark it stands for
     (``bbh-leaderboard`` -> ``synthetic-bbh``), or with None when it stands for none.
     """
-    from mbutils.data.datasets import CATALOGUE, benchmark_key
-
     pairs = []
     for item in filter(None, (part.strip() for part in str(text or "").split(","))):
         real, sep, synth = (x.strip() for x in item.partition(":"))
@@ -110,8 +110,6 @@ def reliability(real, synthetic, seed: int = 0) -> dict[str, float]:
 
 def pool_protocol(n_models: int, n_runs: int = 20, seed: int = 0):
     """The protocol both sides of a comparison run: the real pool's, by the book's one rule."""
-    from mbutils.methods.protocol import Protocol, fit_to_pool
-
     sources, targets = fit_to_pool(n_models)
     return Protocol(n_sources=sources, n_targets=targets, n_runs=int(n_runs), seed=int(seed))
 
@@ -119,7 +117,6 @@ def pool_protocol(n_models: int, n_runs: int = 20, seed: int = 0):
 def random_mdad(benchmark: Benchmark, protocol, sizes=MDAD_SIZES, threshold: float = 0.8,
                 jobs: int = 1) -> dict[int, float]:
     """Random sampling's MDAD (points; NaN = not reached) per size under ``protocol``."""
-    from mbutils.methods.experiment import run_experiment
     from mbutils.evaluate.metrics import mdad_table
 
     results = run_experiment(benchmark, ["random"], list(sizes), protocol, jobs=jobs, progress=False)
@@ -165,7 +162,6 @@ def _quantile_distance(real: np.ndarray, synth: np.ndarray) -> float:
 
 def random_curves(benchmark: Benchmark, protocol, sizes=MDAD_SIZES, use_cache: bool = True) -> pd.DataFrame:
     """Random sampling's agreement curve (0.5-point bins) per size under ``protocol``."""
-    from mbutils.methods.experiment import run_experiment
     from mbutils.evaluate.metrics import agreement_curve
 
     results = run_experiment(benchmark, ["random"], list(sizes), protocol, use_cache=use_cache, progress=False)

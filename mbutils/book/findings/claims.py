@@ -18,6 +18,7 @@ from mbutils.evaluate.claim import Claim, frame as _frame, pts as _pts, records 
 from mbutils.evaluate.noise import random_within_ci_from
 from mbutils.base.names import label, possessive
 from mbutils.base.tables import mdad_text, upper_bound_text
+from mbutils.methods.selectors import needs_sources
 
 
 def recompute(payload: str) -> Claim:
@@ -183,8 +184,6 @@ def sources_spread(sweep: pd.DataFrame | list[dict]) -> Claim:
     """How far each method that learns from source models moves across the source counts run
     (methods that read no source model, such as random sampling, reuse the same runs at every
     count and cannot move; they are named as such, not ranked)."""
-    from mbutils.methods.selectors import needs_sources
-
     sweep = sweep if isinstance(sweep, pd.DataFrame) else _frame(sweep)
     ci = [c for c in ("ci_low", "ci_high") if c in sweep]
     inputs = {"sweep": _records(sweep, ["selector", "size", "mdad", "n_sources", *ci])}
@@ -306,30 +305,25 @@ from mbutils.evaluate.claims_paired import (best_at_size_of, best_at_size_paired
                                            versus_random_paired)
 
 
-def random_by_size(first: pd.DataFrame | list[dict], monotone: pd.DataFrame | list[dict]) -> Claim:
-    """Whether random sampling's MDAD (the paper's first crossing, as the page's table shows it) falls
-    with k; where it rises, the sizes and what the monotone fit of the curve says there."""
-    first = first if isinstance(first, pd.DataFrame) else _frame(first)
-    monotone = monotone if isinstance(monotone, pd.DataFrame) else _frame(monotone)
-    pick = lambda t: t[t["selector"] == "random"].sort_values("size")  # noqa: E731
-    a, m = pick(first), pick(monotone)
-    inputs = {"first": _records(a, ["selector", "size", "mdad"]), "monotone": _records(m, ["selector", "size", "mdad"])}
+def random_by_size(mdad: pd.DataFrame | list[dict]) -> Claim:
+    """Whether random sampling's MDAD, as the page's table shows it, falls with k; where it rises, the sizes
+    with their intervals (more items cannot make random sampling less reliable in expectation)."""
+    table = mdad if isinstance(mdad, pd.DataFrame) else _frame(mdad)
+    a = table[table["selector"] == "random"].sort_values("size")
+    cols = [c for c in ("selector", "size", "mdad", "ci_low", "ci_high") if c in a]
+    inputs = {"mdad": _records(a, cols)}
     if len(a) < 2:
         return Claim("random sampling was run at fewer than two sizes", "random_by_size", inputs)
     values = a["mdad"].fillna(np.inf).to_numpy()
     sizes = a["size"].astype(int).to_numpy()
-    rises = [(int(sizes[i]), int(sizes[i + 1])) for i in range(len(values) - 1) if values[i + 1] > values[i]]
+    rises = [i for i in range(len(values) - 1) if values[i + 1] > values[i]]
     if not rises:
         return Claim(f"random sampling's MDAD does not rise with k over the {len(sizes)} sizes run",
                      "random_by_size", inputs)
-    at = m.set_index("size")["mdad"]
-    shown = ", ".join(f"k = {lo} to {hi} ({mdad_text(float(a.set_index('size')['mdad'][lo]))} to "
-                      f"{mdad_text(float(a.set_index('size')['mdad'][hi]))}; monotone fit: "
-                      f"{mdad_text(float(at.get(lo, np.nan)))} to {mdad_text(float(at.get(hi, np.nan)))})"
-                      for lo, hi in rises)
-    text = (f"random sampling's MDAD rises with k from {shown}: more items cannot make random sampling less "
-            "reliable in expectation, so the rise is noise (a first crossing moves with the pairs of a single "
-            "gap bin); findings on this page read the monotone fit")
+    shown = "; ".join(f"k = {sizes[i]} to {sizes[i + 1]}: {_mdad_ci(a.iloc[i])} to {_mdad_ci(a.iloc[i + 1])}"
+                      for i in rises)
+    text = (f"random sampling's MDAD rises with k ({shown}); more items cannot make random sampling less reliable "
+            "in expectation, so a rise is noise")
     return Claim(text, "random_by_size", inputs)
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from mbutils.methods.runs import choose, run_data
+from mbutils.methods.selectors.spec import as_selector
+
 
 # ----------------------------------------------------------------------- diagnosing a departure
 def estimation_bias(results: pd.DataFrame) -> pd.DataFrame:
@@ -42,9 +45,6 @@ def pick_profile(benchmark, protocol, selectors, k: int, runs: int = 5, low: flo
     item separates strong from weak targets) and the share below ``low``; and per subtask
     the share of the seen half and of each selector's picks. Same generators as the experiment.
     """
-    from mbutils.methods.runs import choose, run_data
-    from mbutils.methods.selectors.spec import as_selector
-
     names = list(benchmark.subtask_names)
     rows, mixes = [], {s: [] for s in selectors}
     seen_mix = []

@@ -15,11 +15,12 @@ import pandas as pd
 from mbutils.data.bundle import find_bundle, validate_bundle
 from mbutils.base.errors import MbutilsError
 from mbutils.evaluate.metrics import mdad_table, summary_table
-from mbutils.evaluate.pair_metrics import gap_bins
+from mbutils.evaluate.pair_metrics import gap_bins, pair_agreement
 from mbutils.evaluate.results_table import iter_groups
 from mbutils.base.names import CI_FLOOR_MARK, ci_bound_text, label
 from mbutils.base.tables import NOT_REACHED
 from mbutils.base.tables import mdad_text
+from mbutils.methods.selectors import needs_sources
 
 
 def fmt_points(value, digits: int = 1) -> str:
@@ -176,8 +177,6 @@ def items_needed(mdads: dict, gaps: Sequence[float]) -> "pd.DataFrame":  # noqa:
     The numbers behind each cell are in ``attrs["cells"]`` (benchmark, selector, gap, size,
     mdad, ci_low, ci_high at that size) for checking.
     """
-    from mbutils.methods.selectors import needs_sources
-
     rows, cells = [], []
     for name, table in mdads.items():
         for selector, part in table.groupby("selector", sort=False):
@@ -206,20 +205,45 @@ def items_needed(mdads: dict, gaps: Sequence[float]) -> "pd.DataFrame":  # noqa:
     return out
 
 
+def share_closer(gaps: np.ndarray, mdad: float) -> float:
+    """Share of the pairs whose gap (points) is below ``mdad`` (all of them when it is not reached)."""
+    return float(np.mean(gaps < mdad)) if np.isfinite(mdad) else 1.0
+
+
+def share_range_text(gaps: np.ndarray, mdad: float, low: float, high: float) -> str:
+    """'66%' with its range over the MDAD's interval: '66% (54% to 80% across its interval)'."""
+    mid = share_closer(gaps, mdad)
+    if not np.isfinite(mdad):
+        return f"{mid:.0%}"
+    lo = share_closer(gaps, max(low, 0.0)) if np.isfinite(low) else 0.0
+    hi = share_closer(gaps, high) if np.isfinite(high) else 1.0
+    return f"{mid:.0%}" if lo == hi else f"{mid:.0%} ({lo:.0%} to {hi:.0%} across its interval)"
+
+
+def mdad_cell(row) -> str:
+    """An MDAD row as a sentence quotes it: '4.0 points [3.5, 5.0]' (as the page's table shows it)."""
+    if not np.isfinite(row["mdad"]):
+        return NOT_REACHED
+    lo = "…" if not np.isfinite(row["ci_low"]) else ci_bound_text(row["ci_low"], lower=True)
+    hi = "open" if not np.isfinite(row["ci_high"]) else ci_bound_text(row["ci_high"])
+    return f"{fmt_points(row['mdad'])} [{lo}, {hi}]"
+
+
 def benchmark_facts(setting, res, mdad, summary, small_verdict: str) -> dict[str, str]:
     """Headline numbers of a benchmark chapter, formatted, for glue and the summary paragraph.
 
-    Random sampling's MDAD is read from the monotone fit of its agreement curve (a first crossing
-    can come from one lucky bin); ``small_verdict`` is the paired comparison at the smallest size
-    (:func:`mbutils.evaluate.claims_paired.best_at_size_of`)."""
+    Random sampling's MDAD is the page's own table's cell (``mdad``, :func:`mdad_table`: the monotone fit,
+    its interval a bootstrap over runs), so the sentence and the table quote one number; the share of the
+    pool's pairs closer than it is given with its range over that interval. ``small_verdict`` is the
+    paired comparison at the smallest size (:func:`mbutils.evaluate.claims_paired.best_at_size_of`)."""
     k = headline_size(setting.sizes)
     small = min(setting.sizes)
     row = summary[(summary["selector"] == "random") & (summary["size"] == k)].iloc[0]
-    mono = mdad_table(res[res["selector"] == "random"], threshold=mdad.attrs.get("threshold", 0.8), method="monotone",
-                      ci="none").set_index("size")["mdad"]
-    m_random = float(mono.get(k, np.nan))
+    rand = mdad[mdad["selector"] == "random"].set_index("size")
+    nan_row = pd.Series({"mdad": np.nan, "ci_low": np.nan, "ci_high": np.nan})
+    at_k = rand.loc[k] if k in rand.index else nan_row
+    at_small = rand.loc[small] if small in rand.index else nan_row
     gaps = pair_gaps(setting.benchmark.accuracy)
-    share = np.mean(gaps < m_random) if np.isfinite(m_random) else 1.0
     return {
         "data": f"{setting.data.display_name} ({setting.data.kind})",
         "settings": setting.settings_text(),
@@ -228,11 +252,11 @@ def benchmark_facts(setting, res, mdad, summary, small_verdict: str) -> dict[str
         "k": str(k),
         "tau_random": f"{row['tau']:.2f}",
         "error_random": f"{row['error']:.1f} points",
-        "mdad_random": fmt_points(m_random),
-        "share_below": f"{share:.0%}",
+        "mdad_random": mdad_cell(at_k),
+        "share_below": share_range_text(gaps, float(at_k["mdad"]), float(at_k["ci_low"]), float(at_k["ci_high"])),
         "small_k": str(small),
         "small_verdict": small_verdict,
-        "random_small_mdad": fmt_points(float(mono.get(small, np.nan))),
+        "random_small_mdad": mdad_cell(at_small),
     }
 
 
@@ -345,8 +369,6 @@ def worked_example() -> pd.DataFrame:
 
 def pair_table(results: pd.DataFrame, run: int = 0, bin_width: float = 0.5) -> pd.DataFrame:
     """Every target pair of one run, with the quantities the agreement rules read."""
-    from mbutils.evaluate.pair_metrics import pair_agreement
-
     part = results[results["run"] == run].sort_values("model")
     models, est = part["model"].to_numpy(), part["estimate"].to_numpy(float)
     correct, n = part["seen_correct"].to_numpy(int), int(part["n_seen"].iloc[0])

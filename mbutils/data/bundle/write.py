@@ -13,6 +13,7 @@ import pandas as pd
 from mbutils.data.benchmark import Benchmark
 from mbutils.base.errors import BundleError
 from mbutils.base.folders import replace_folder
+from mbutils.base.vocabulary import renamed_keywords
 from mbutils.data.bundle.format import CONFIDENCE, ITEMS, MODELS, RESPONSES, TARGET_SETS
 
 
@@ -43,21 +44,22 @@ def _info_frame(info: pd.DataFrame | None, names: np.ndarray, key: str, owner: s
     return info
 
 
-def _write_bundle(bench: Benchmark, folder: Path) -> None:
+@renamed_keywords(bench="benchmark")
+def _write_bundle(benchmark: Benchmark, folder: Path) -> None:
     """Write every file of the bundle into ``folder`` (a fresh temporary folder)."""
-    model_fields = [_csv_line([m])[:-1] for m in bench.models]
-    header = _csv_line(["model", *bench.items])
+    model_fields = [_csv_line([m])[:-1] for m in benchmark.models]
+    header = _csv_line(["model", *benchmark.items])
     # 0/1 as bytes with commas in between: one array op for the whole matrix.
-    body = np.full((bench.n_models, 2 * bench.n_items + 1), ord(","), dtype=np.uint8)
-    body[:, 1::2] = bench.correct + ord("0")
+    body = np.full((benchmark.n_models, 2 * benchmark.n_items + 1), ord(","), dtype=np.uint8)
+    body[:, 1::2] = benchmark.correct + ord("0")
     body[:, -1] = ord("\n")
     with open(folder / RESPONSES, "wb") as f:
         f.write(header.encode())
         for field_, row in zip(model_fields, body):
             f.write(field_.encode() + row.tobytes())
 
-    columns = {"item": list(map(str, bench.items)), "subtask": list(map(str, bench.subtasks))}
-    info = _info_frame(bench.item_info, bench.items, "item", bench.name)
+    columns = {"item": list(map(str, benchmark.items)), "subtask": list(map(str, benchmark.subtasks))}
+    info = _info_frame(benchmark.item_info, benchmark.items, "item", benchmark.name)
     if info is not None:
         columns.update({str(c): _text(info[c]) for c in info.columns if c not in ("item", "subtask")})
     with open(folder / ITEMS, "w", encoding="utf-8", newline="") as f:
@@ -65,24 +67,24 @@ def _write_bundle(bench: Benchmark, folder: Path) -> None:
         writer.writerow(columns)
         writer.writerows(zip(*columns.values()))
 
-    if bench.confidence is not None:
+    if benchmark.confidence is not None:
         with open(folder / CONFIDENCE, "w", encoding="utf-8", newline="") as f:
             f.write(header)
-            for field_, row in zip(model_fields, bench.confidence.tolist()):
+            for field_, row in zip(model_fields, benchmark.confidence.tolist()):
                 f.write(field_ + "," + ",".join(map(repr, row)) + "\n")
 
-    info = _info_frame(bench.model_info, bench.models, "model", bench.name)
+    info = _info_frame(benchmark.model_info, benchmark.models, "model", benchmark.name)
     if info is not None:
-        columns = {"model": list(map(str, bench.models))}
+        columns = {"model": list(map(str, benchmark.models))}
         columns.update({str(c): _text(info[c]) for c in info.columns if c != "model"})
         with open(folder / MODELS, "w", encoding="utf-8", newline="") as f:
             writer = csv.writer(f, lineterminator="\n")
             writer.writerow(columns)
             writer.writerows(zip(*columns.values()))
 
-    if bench.target_sets:
+    if benchmark.target_sets:
         with open(folder / TARGET_SETS, "w", encoding="utf-8") as f:
-            sets = {k: list(map(str, v)) for k, v in bench.target_sets.items()}
+            sets = {k: list(map(str, v)) for k, v in benchmark.target_sets.items()}
             json.dump(sets, f, indent=1, ensure_ascii=False)
             f.write("\n")
 

@@ -20,7 +20,7 @@ from mbutils.methods.selectors.registry import (make_selector, needs_sources, re
 from mbutils.methods.selectors.spec import resolve_selectors, selector_label
 
 _FUNCTIONS = ["MicroBenchmark", "Selector", "SourceData", "make_selector", "needs_sources", "register",
-              "selector_names", "resolve_selectors", "selector_label"]
+              "selector_names", "unregister", "resolve_selectors", "selector_label"]
 
 #: Class names retired for one release (see mbutils.base.vocabulary): served with a FutureWarning.
 _retired = retired_names(__name__, {"RandomSelector": "RandomSampling", "SubtaskEqualSelector": "SubtaskEqual",
@@ -35,6 +35,8 @@ def __getattr__(name: str):
         value = tuple(selector_classes())
     elif name == "__all__":
         value = [*_FUNCTIONS, *(cls.__name__ for cls in selector_classes())]
+    elif name.startswith("__"):  # a dunder others probe for (doctest, pickle) is never a class name
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     else:
         value = next((cls for cls in selector_classes() if cls.__name__ == name), None)
         if value is None:

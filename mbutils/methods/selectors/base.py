@@ -9,6 +9,7 @@ target's score in one matrix product.
 from __future__ import annotations
 
 import copy
+import inspect
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -343,16 +344,12 @@ class Selector:
     @classmethod
     def _parameter_names(cls) -> list[str]:
         """The constructor's named parameters: what :meth:`get_params` reports (scikit-learn's rule)."""
-        import inspect
-
         signature = inspect.signature(cls.__init__)
         return [p.name for p in list(signature.parameters.values())[1:]
                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
     @classmethod
     def _parameter_defaults(cls) -> dict:
-        import inspect
-
         signature = inspect.signature(cls.__init__)
         return {p.name: p.default for p in list(signature.parameters.values())[1:]
                 if p.default is not p.empty}

@@ -35,6 +35,7 @@ import numpy as np
 from mbutils.base.errors import SelectorContractError, SelectorError
 from mbutils.methods.runs import seeded_choices, single_threaded
 from mbutils.methods.selectors.base import MicroBenchmark, Selector, SourceData
+from mbutils.methods.selectors.registry import entries, same_class
 
 #: The sizes k every check selects (each at most the smallest generated pool's 24 seen items).
 SIZES = (1, 4, 9)
@@ -139,7 +140,6 @@ def check_has_a_name_of_its_own(selector: Selector, *, sizes=SIZES, seed: int = 
     name = selector.name
     if not isinstance(name, str) or not name:
         raise _fail(selector, "its class attribute name is empty; give the class a name")
-    from mbutils.methods.selectors.registry import entries, same_class
 
     owner = next((e.cls for e in entries() if e.name == name), None)
     if owner is not None and not same_class(owner, type(selector)):
@@ -403,8 +403,10 @@ def check_selector(selector: Selector, *, sizes=SIZES, seed: int = 0) -> None:
     Traceback (most recent call last):
     ...
     mbutils.base.errors.SelectorContractError: Careless() breaks 2 rules of the selector contract:
-    - check_chooses_k_distinct_seen_items (8 models, 3 subtasks): select(k=4) chose an item twice or outside the 36 seen items
-    - check_refuses_a_size_beyond_the_seen_items (8 models, 3 subtasks): select(k=37) beyond the 36 seen items was not refused with a SelectorError (call self.check_size(k, n_items))
+    - check_chooses_k_distinct_seen_items (8 models, 3 subtasks): select(k=4) chose an item twice or
+      outside the 36 seen items
+    - check_refuses_a_size_beyond_the_seen_items (8 models, 3 subtasks): select(k=37) beyond the 36 seen
+      items was not refused with a SelectorError (call self.check_size(k, n_items))
     """
     _require_selector(selector)
     broken: list[tuple[str, SelectorContractError]] = []

@@ -255,7 +255,7 @@ class RegressionMicroBenchmark(MicroBenchmark):
         return regression_estimate(self.source_correct, correct, self.items)
 
 
-@register
+@register(roles=("auto",))
 class RandomDifference(RandomSampling):
     """Uniform random sampling with the cross-fitted difference estimator (AIPW-style, beyond the paper).
 

@@ -27,6 +27,7 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import import_module
 
 from mbutils.base.errors import SelectorError
 from mbutils.methods.selectors.base import Selector
@@ -192,8 +193,6 @@ def unregister(name: str) -> None:
 
 def _load_families() -> None:
     """Import every shipped family once (each registers its selectors as it is imported)."""
-    from importlib import import_module
-
     for module in FAMILIES:
         import_module(f"{__package__}.{module}")
 
@@ -287,7 +286,8 @@ def names_with_role(role: str) -> SelectorNames:
     Examples
     --------
     >>> list(names_with_role("auto"))
-    ['random', 'subtask_equal', 'confidence_stratified', 'diversity', 'anchor_points', 'tinybenchmarks']
+    ['random', 'subtask_equal', 'random_difference', 'confidence_stratified', 'diversity', 'anchor_points',
+     'tinybenchmarks']
     """
     return SelectorNames(role)
 
