@@ -162,6 +162,8 @@ LANE_MODULES: dict[str, set[str]] = {
     "publish/test_chapters_knobs.py": {"book"},
     # Runs the real lm-evaluation-harness (dummy model, local dataset) four times, the last the group task (38 s).
     "micro/test_lm_eval_task_harness.py": {"slow"},
+    # Builds two folders, moves one, and runs the real harness (dummy model, local dataset) three times (51 s).
+    "micro/test_lm_eval_portable.py": {"slow"},
     # Indexes the installed harness's 14,000 task configs twice (its task index, then its TaskManager over
     # three exports of the shipped leaderboard bundles) and builds them (17 s alone).
     "micro/test_lm_eval_export.py": {"slow"},
@@ -220,11 +222,16 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     ("publish/test_page_runs.py", "test_one_page_at_a_time_leaves_execution_to_myst_nb"): {"book"},
     # a two-page book built with the book's Sphinx hook, its progress lines on stderr read (4 s)
     ("publish/test_page_runs_progress.py", "test_a_book_build_reports_each_page_on_stderr"): {"book"},
-    # three students' notebooks (one per kind of page) through run_chapter (quick profile, the synthetic runs'
-    # small parameters, so their experiments come from the session's cache) up to their first stub, and one
-    # instructors' notebook (bench_gpqa) to the end (25 s for the module alone, 2026-12-06; all 21 took 122 s)
-    ("publish/test_student_notebooks.py", "test_a_students_notebook_runs_up_to_its_first_stub_and_stops_there"): {"book"},
+    # four students' notebooks (one per kind of page) through run_chapter (quick profile, the synthetic runs'
+    # small parameters, so their experiments come from the session's cache) to the end with every stub unsolved
+    # (Run All), and one instructors' notebook (bench_gpqa) to the end (about 60 s for the module alone)
+    ("publish/test_student_notebooks.py", "test_run_all_on_a_students_notebook_with_every_stub_unsolved_reaches_the_end"): {"book"},
     ("publish/test_student_notebooks.py", "test_an_instructors_notebook_runs_to_completion"): {"book"},
+    # grades three submissions of the measures chapter (right, wrong, empty) with `mbutils book --grade`: three
+    # kernels, each running the chapter with the synthetic runs' small parameters (about 50 s)
+    ("publish/test_grading.py", "test_grading_three_submissions_gives_the_expected_table"): {"book"},
+    # every check of every chapter's synthetic run (the `executed` batch) passed and rejected its wrong answers
+    ("publish/test_chapters.py", "test_every_check_passes_and_rejects_wrong_answers"): {"book"},
     # two builds of a three-page book with the book's Sphinx hook, reading its own build times (16-20 s)
     ("publish/test_build_times.py", "test_a_build_records_its_times_and_the_next_build_states_them"): {"book"},
     # runs sel_random with a broken solution until its assertion fails (10 s)
@@ -256,6 +263,8 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     ("book/test_plots_figures.py", "test_selector_lines_are_drawn_in_their_style"): {"slow"},
     ("book/test_plots_figures.py", "test_texts_do_not_overlap_as_the_book_shows_them"): {"slow"},
     ("book/test_plots_figures.py", "test_texts_do_not_overlap_and_stay_on_the_canvas"): {"slow"},
+    # runs the README's offline harness loop: build-micro and score in-process, the real harness (dummy model) (20 s)
+    ("cli/test_example.py", "test_the_readme_harness_example_runs_offline"): {"slow"},
     # runs the README's Python example in a fresh interpreter (8 s)
     ("project/test_readme.py", "test_the_readme_python_example_runs"): {"slow"},
     # reads every chapter into the book's index of labels, titles and citations (7 s)

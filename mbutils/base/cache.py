@@ -259,7 +259,8 @@ _MICRO_WORK = re.compile(r"^\.[A-Za-z0-9_+-][A-Za-z0-9._+-]*-[0-9a-f]{12}\.(?:ne
 #: The files of a micro-benchmark folder (``mbutils.micro.folder``): the only ones removed from one.
 _MICRO_FILE = re.compile(r"^(?:(?:micro|card|provenance|manifest)\.json|card\.md"
                          r"|(?:items|item_params|pool|pool_answers|calibration)\.csv"
-                         r"|lm_eval/(?:[^/]+\.yaml|micro_docs\.(?:json|py)|__pycache__/micro_docs\.[^/]+\.pyc))$")
+                         r"|lm_eval/(?:[^/]+\.(?:yaml|original_yaml)|micro_docs\.(?:json|py)|functions/[^/]+\.py"
+                         r"|__pycache__/micro_docs\.[^/]+\.pyc))$")
 
 
 def _clear_micro(others: list[Path]) -> tuple[int, list[Path]]:

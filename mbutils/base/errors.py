@@ -287,3 +287,8 @@ class ChapterParameterError(ChapterError):
     ...     print(str(err).split(";")[0], isinstance(err, ChapterError))
     chapter 'measures' has no parameter 'no_such_parameter' True
     """
+
+
+class CheckFailed(AssertionError):
+    """A named check found a value other than the one expected (an ``AssertionError``, so a wrong
+    solution fails the book's build as an ``assert`` would)."""

@@ -170,15 +170,15 @@ def helps_table(mdad: pd.DataFrame, selectors, baseline: str = "random") -> pd.D
 
 
 def stops_helping(results: pd.DataFrame, selector: str, baseline: str = "random", *, threshold: float = 0.8,
-                  n_boot: int = 300) -> dict:
+                  n_boot: int = 2000) -> dict:
     """Where ``selector`` is better than the baseline, judged by the paired comparison on the runs they
     share, and from which size it no longer is.
 
     ``results``: the experiment's results holding both selectors. Per size,
     :func:`mbutils.evaluate.paired.compare_selectors` gives the 95% interval of the MDAD difference on the
     same runs and pairs: a win when it lies below 0, a loss above, within noise when it holds 0, and
-    "cannot tell" when it is open. A size whose runs pool fewer than ``mbutils.evaluate.noise.MIN_PAIRS``
-    target pairs is neither (``too_few``, with the reason in ``note``). ``stops`` is the smallest size
+    "cannot tell" when it is open. A size whose runs hold fewer than ``mbutils.evaluate.noise.MIN_PAIRS``
+    distinct target pairs is neither (``too_few``, with the reason in ``note``). ``stops`` is the smallest size
     after a win from which no larger size is a win (None when it wins at the largest size, or never wins).
     """
     from mbutils.evaluate.claims_paired import comparison_records
@@ -201,8 +201,7 @@ def stops_helping(results: pd.DataFrame, selector: str, baseline: str = "random"
     note = ""
     if few.any():
         i = int(np.flatnonzero(few)[0])
-        note = noise.too_few_sentence(int(table["n_pairs"].iloc[i] * table["n_runs"].iloc[i]),
-                                      int(table["n_runs"].iloc[i]))
+        note = noise.too_few_sentence(int(table["n_distinct_pairs"].iloc[i]), int(table["n_runs"].iloc[i]))
     pick = lambda v: [int(k) for k in sizes[verdict == v]]  # noqa: E731
     return {"wins": pick(noise.BETTER), "within": pick(noise.WITHIN), "losses": pick(noise.WORSE),
             "cannot": pick("cannot tell"), "too_few": pick(noise.TOO_FEW),

@@ -157,12 +157,13 @@ def show(fig, caption: str, *, alt: str | None = None, stand_in=False, label: st
 #: of :mod:`mbutils.evaluate.metrics` and :mod:`mbutils.book.findings.reports` and by their display header. Other
 #: columns are MDADs only when a caller says so (``mdad_columns=``) or the table does
 #: (``table.attrs["mdad_columns"]``).
-MDAD_COLUMNS = (*MDAD_VALUE_COLUMNS, "run_ci_low", "run_ci_high")
+MDAD_COLUMNS = (*MDAD_VALUE_COLUMNS, "run_ci_low", "run_ci_high", "paper_mdad", "paper_ci_low", "paper_ci_high")
 _KNOWN_MDAD = frozenset(MDAD_COLUMNS) | {column_label(c) for c in MDAD_COLUMNS}
+_LOWS, _HIGHS = ("ci_low", "run_ci_low", "paper_ci_low"), ("ci_high", "run_ci_high", "paper_ci_high")
 #: Lower CI bounds of an MDAD: the paper's symmetric interval can reach below 0 points.
-CI_LOW_COLUMNS = frozenset({"ci_low", "run_ci_low"}) | {column_label(c) for c in ("ci_low", "run_ci_low")}
+CI_LOW_COLUMNS = frozenset(_LOWS) | {column_label(c) for c in _LOWS}
 #: Upper CI bounds of an MDAD: NaN when the interval does not close (too few pairs, or a bound never reached).
-CI_HIGH_COLUMNS = frozenset({"ci_high", "run_ci_high"}) | {column_label(c) for c in ("ci_high", "run_ci_high")}
+CI_HIGH_COLUMNS = frozenset(_HIGHS) | {column_label(c) for c in _HIGHS}
 
 
 def mdad_cell(value, digits: int = 2, *, lower_bound: bool = False, upper_bound: bool = False) -> str:

@@ -14,6 +14,8 @@ import sys
 import numpy as np
 import pandas as pd
 
+from mbutils.base.errors import CheckFailed
+
 
 def plain_stratified_bias(correct: np.ndarray, subtasks: np.ndarray) -> np.ndarray:
     """Expected bias (points) per model of an equal-weight subtask mean against the item mean.
@@ -164,11 +166,6 @@ class _Unreadable:
 
     def __repr__(self):
         return f"unreadable ({self.why})"
-
-
-class CheckFailed(AssertionError):
-    """A named check found a value other than the one expected (an ``AssertionError``, so a wrong
-    solution fails the book's build as an ``assert`` would)."""
 
 
 def check_mode(mode: str) -> None:

@@ -16,7 +16,7 @@ from mbutils.book.display import claim_note, facts_html, glue, glue_claim, note
 from mbutils.book.numbering import not_shown
 from mbutils.book.setting import Setting
 from mbutils.book.findings import claims
-from mbutils.book.findings.reports import benchmark_facts, sources_table
+from mbutils.book.findings.reports import benchmark_facts, headline_size, sources_table
 from mbutils.evaluate.metrics import INTERVAL_TEXT
 
 
@@ -45,6 +45,8 @@ def in_short(cfg: Setting, res, mdad, summary, glue_prefix: str) -> dict:
     from IPython.display import HTML, display
 
     claim_note("Kendall τ, computed", claims.tau_from(summary), f"{glue_prefix}_tau_from")
+    glue_claim(f"{glue_prefix}_tau_mdad", claims.tau_and_mdad(summary, mdad, headline_size(cfg.sizes),
+                                                              mdad.attrs.get("threshold", 0.8)))
     claim_note("Noise yardstick, computed", claims.noise_yardstick(mdad, len(cfg.benchmark.subtask_names)),
                f"{glue_prefix}_noise")
     small = claims.best_at_size_of(res, min(cfg.sizes), threshold=mdad.attrs.get("threshold", 0.8), mdad=mdad)

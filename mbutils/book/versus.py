@@ -21,21 +21,22 @@ def versus_random(settings: dict, method: str, threshold: float = 0.8) -> dict:
     """
     mdads = {s.page_title: metrics.mdad_table(s.results(["random", method]), threshold=threshold)
              for s in settings.values()}
+    # the two selectors share their runs: judged by the paired comparison (the noise rule's paired half)
+    comparisons = {s.page_title: comparison_records(compare_selectors(s.results(["random", method]), method, "random",
+                                                                      threshold=threshold))
+                   for s in settings.values()}
     stand_ins = [s.page_title for s in settings.values() if s.data.stand_in]
     name, context = plots.label(method), settings_caption(settings)
     fig = plots.mdad_panels(mdads)
-    show(fig, f"MDAD (points) against k: {name} vs Random, per benchmark (bands: the paper's 95% CI). "
+    show(fig, f"MDAD (points) against k: {name} vs Random, per benchmark (bands: the {metrics.INTERVAL_TEXT}). "
          + context, stand_in=plots.panels(fig, stand_ins), label="mdad")
-    fig = plots.relative_mdad(mdads, method)
-    show(fig, f"MDAD of {name} minus MDAD of Random (points); below zero the MDAD is smaller than random "
-         "sampling's; whether a difference is real is the paired comparison's verdict in the note under the "
-         "table below. " + context, stand_in=plots.panels(fig, stand_ins), label="difference")
-    table(relative_table(mdads, method), caption=f"MDAD (points) of {name} and Random per benchmark "
-          "and size; 'difference' = method - random. " + context, label="versus-random")
-    # the two selectors share their runs: judged by the paired comparison, with the power it had
-    comparisons = {s.page_title: comparison_records(compare_selectors(s.results(["random", method]), method, "random",
-                                                                      threshold=threshold, n_boot=300))
-                   for s in settings.values()}
+    fig = plots.relative_mdad(mdads, method, comparisons=comparisons)
+    show(fig, f"MDAD of {name} minus MDAD of Random (points), with the paired 95% interval of the difference (a "
+         "bootstrap over the runs both share): a bar wholly below zero means lower than random sampling's beyond the "
+         "noise. " + context, stand_in=plots.panels(fig, stand_ins), label="difference")
+    table(relative_table(mdads, method, comparisons), caption=f"MDAD (points) of {name} and Random per benchmark "
+          "and size with their 95% intervals; 'difference' = method - random, with its paired 95% interval and the "
+          "verdict of the noise rule. " + context, label="versus-random")
     claim_note("Against random sampling, computed", versus_random_paired(comparisons, method),
                f"{method}_versus_random")
     return mdads

@@ -6,7 +6,8 @@ failure is a bug: one line says so and where to report it (the traceback with --
 
 The commands live by group, each module with its parsers beside their handlers:
 :mod:`~mbutils.cli.experiments` (experiment, mdad, summary, combine), :mod:`~mbutils.cli.bundles`
-(validate, data, import, cache), :mod:`~mbutils.cli.micro` (plan, build-micro, score, audit), :mod:`~mbutils.cli.shipped` (micro) and
+(validate, data, import, cache), :mod:`~mbutils.cli.micro` (plan, build-micro, score, audit),
+:mod:`~mbutils.cli.shipped` (micro), :mod:`~mbutils.cli.example` (example) and
 :mod:`~mbutils.cli.chapters` (run-chapter, notebook, book, book-pdf); :mod:`~mbutils.cli.common`
 holds the option types and the results files' helpers they share. This module builds the parser
 and runs one command.
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from mbutils.base.errors import MbutilsError
 from mbutils.base.version import __version__
-from mbutils.cli import bundles, chapters, experiments, micro, shipped
+from mbutils.cli import bundles, chapters, example, experiments, micro, shipped
 from mbutils.cli.common import Formatter
 
 REPORT = ("this is a bug in mbutils: please report it on the project's issue tracker with the command "
@@ -52,6 +53,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     bundles.validate_parser(sub, common)
     micro.micro_parsers(sub, common)
     shipped.shipped_parser(sub, common)
+    example.example_parser(sub, common)
     bundles.data_parser(sub, common)
     bundles.import_parser(sub, common)
     chapters.chapter_parsers(sub, common)

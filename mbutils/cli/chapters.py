@@ -53,6 +53,17 @@ def chapter_parsers(sub, common) -> None:
                    help="reuse the executed notebooks of another build (its _build folder; default: this build's own)")
     p.add_argument("--notebooks-only", action="store_true",
                    help="write only the copy's notebooks and their zip (seconds; no HTML build)")
+    p.add_argument("--grade", default=None, metavar="SUBMISSIONS",
+                   help="grade a folder of submitted students' notebooks (any depth) instead of building: run each, "
+                   "then every exercise's checks from the instructors' copy (hidden ones too), and print a table "
+                   "of each exercise's state (passed, failed, not done, error, missing) and the score")
+    p.add_argument("--table", default=None, metavar="CSV",
+                   help="with --grade: also write the table to this CSV file, and each check's message beside it "
+                   "(NAME-checks.csv)")
+    p.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
+                   help="with --grade: a parameter of the chapters the submissions answer (repeatable)")
+    p.add_argument("--profile", choices=["quick", "default", "paper"], default=None,
+                   help="with --grade: the settings profile the submissions run with (default: $MBUTILS_PROFILE)")
     p.set_defaults(func=cmd_book)
 
     p = sub.add_parser("book-pdf", parents=[common], formatter_class=Formatter,
@@ -149,6 +160,10 @@ def cmd_book(args) -> int:
     _need_book_packages("book")
     from mbutils.publish.publish import build_book, book_root
 
+    if args.grade is not None:
+        return cmd_grade(args)
+    if args.table or args.param or args.profile:
+        raise MbutilsError("book: --table, -p and --profile go with --grade")
     where = Path(args.out) if args.out else book_root()
     folder = where / "_build" / "html" / "notebooks"
     if args.notebooks_only:
@@ -165,6 +180,24 @@ def cmd_book(args) -> int:
         if args.copy != "default":
             print(f"its notebooks, and their zip to hand out: {folder}", file=sys.stderr)
     return proc.returncode
+
+
+def cmd_grade(args) -> int:
+    """book --grade: grade a folder of submissions into a table (stdout), and the CSVs with --table."""
+    from mbutils.publish.grading import grade_folder
+
+    table, details = grade_folder(args.grade, params=dict(args.param), profile=args.profile,
+                                  progress=lambda line: print(line, file=sys.stderr))
+    if not len(table):
+        raise MbutilsError(f"--grade {args.grade}: no notebook (.ipynb) in that folder")
+    print(table.fillna("").to_string(index=False))
+    if args.table:
+        out = Path(args.table)
+        table.to_csv(out, index=False)
+        checks = out.with_name(f"{out.stem}-checks.csv")
+        details.to_csv(checks, index=False)
+        print(f"wrote {out} and {checks}", file=sys.stderr)
+    return 0
 
 
 def cmd_book_pdf(args) -> int:

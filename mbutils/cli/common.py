@@ -144,8 +144,9 @@ def add_mdad_options(p, ci_choices: list[str], ci_default: str) -> None:
     p.add_argument("--bin-width", type=BIN_WIDTH, default=0.5, help="gap bin width in accuracy points (0.01-100)")
     p.add_argument("--tie-rule", choices=["paper", "exclude"], default="paper",
                    help="pairs tied on the truth: scored as the paper does, or left out")
-    p.add_argument("--method", choices=["first", "monotone"], default="first",
-                   help="first bin crossing the threshold (paper) or a non-decreasing fit of the curve")
+    p.add_argument("--method", choices=["monotone", "first"], default="monotone",
+                   help="a non-decreasing fit of the agreement curve (the book's MDAD) or its first bin crossing "
+                   "the threshold (the paper's; with --ci pairs, the paper's table)")
     p.add_argument("--ci", choices=ci_choices, default=ci_default, help="how the confidence interval is resampled")
     p.add_argument("--bootstrap", type=BOOTSTRAP, default=1000, help="bootstrap resamples (1-100000)")
 

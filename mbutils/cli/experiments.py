@@ -96,7 +96,7 @@ def table_parsers(sub, common) -> None:
                        help="MDAD with confidence intervals per selector x size")
     p.add_argument("results", help="results table of one experiment (.parquet or .csv)")
     p.add_argument("--split", choices=["seen", "unseen"], default="seen", help="which half is the truth")
-    add_mdad_options(p, ["pairs", "runs", "none"], "pairs")
+    add_mdad_options(p, ["runs", "pairs", "none"], "runs")
     p.add_argument("--seed", type=SEED, default=0, help="seed of the bootstrap")
     p.add_argument("--format", choices=["csv", "markdown"], default="csv", help="output format")
     p.add_argument("--allow-partial", action="store_true",

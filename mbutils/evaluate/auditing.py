@@ -95,7 +95,7 @@ def _bar(total: int, desc: str, show: bool):
 
 def audit(benchmark: Benchmark, items: Sequence[str], weights=None, *, n_random: int = 100,
           seed: int = 0, threshold: float = 0.8, truth: str = "full", models=None,
-          bin_width: float = 0.5, tie_rule: str = "paper", mdad_method: str = "first",
+          bin_width: float = 0.5, tie_rule: str = "paper", mdad_method: str = "monotone",
           ci: str = "models", n_boot: int = 1000, progress: bool = False) -> AuditReport:
     """Audit a given micro-benchmark: how well a fixed list of items ranks every pair of models, against random subsets.
 
@@ -133,8 +133,9 @@ def audit(benchmark: Benchmark, items: Sequence[str], weights=None, *, n_random:
         Width of the gap bins in accuracy points, as in :func:`mdad_table`.
     tie_rule : {"paper", "exclude"}, default "paper"
         Pairs tied on the truth, as in :func:`mdad_table`.
-    mdad_method : {"first", "monotone"}, default "first"
-        The MDAD's definition, :func:`mdad_table`'s ``method``.
+    mdad_method : {"monotone", "first"}, default "monotone"
+        The MDAD's definition, :func:`mdad_table`'s ``method`` (the book's monotone fit, or the paper's
+        first crossing).
     ci : {"models", "pairs", "none"}, default "models"
         The 95% interval of the micro-benchmark's and the pooled random MDAD. ``"models"``
         resamples models with replacement (all pairs come from one set of models, and pairs

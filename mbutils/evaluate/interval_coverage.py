@@ -94,13 +94,15 @@ def mdad_coverage(results: pd.DataFrame, replicate_runs: int, *, threshold: floa
         m, lo, hi, cov, below, above = (np.array(v, dtype=float) for v in zip(*values))
         n = len(values)
         p = float(cov.mean())
-        finite = np.isfinite(hi - lo)
+        with np.errstate(invalid="ignore"):
+            width = hi - lo
+        finite = np.isfinite(width)
         out.append({"selector": selector, "size": size, "truth": float(truth.get((selector, size), np.nan)),
                     "replicates": n, "replicate_runs": int(replicate_runs), "pooled_runs": n * int(replicate_runs),
                     "coverage": p, "below": float(below.mean()), "above": float(above.mean()),
                     "se": float(np.sqrt(p * (1 - p) / n)),
                     "mean_mdad": float(m[np.isfinite(m)].mean()) if np.isfinite(m).any() else np.nan,
-                    "median_width": float(np.median((hi - lo)[finite])) if finite.any() else np.inf})
+                    "median_width": float(np.median(width[finite])) if finite.any() else np.inf})
     table = pd.DataFrame(out)
     table.attrs.update(method=method, ci=ci, threshold=float(threshold))
     return table

@@ -22,7 +22,7 @@ from mbutils.evaluate.results_table import GroupPairs, iter_groups
 # Re-exported: the command line imports these from here.
 from mbutils.evaluate.results_table import RESULT_TEXT_COLUMNS, check_results  # noqa: F401
 
-CI_METHODS = ("runs", "pairs", "none")
+CI_METHODS = ("pairs", "runs", "none")
 #: How captions name the interval of the book's MDAD (the defaults of :func:`mdad_table`).
 INTERVAL_TEXT = "95% interval from a bootstrap over whole runs"
 

@@ -129,7 +129,7 @@ def too_few_sentence(n_pairs: int, n_runs: int, *, repeated: bool = False) -> st
     """The sentence of :func:`too_few_text` for ``n_pairs`` distinct target pairs over ``n_runs`` runs;
     ``repeated``: the runs repeat their pairs (a fixed target set), so more runs add none and the limit
     is the number of models."""
-    head = (f"too few target pairs to tell: {n_pairs} distinct target pairs over {count_noun(n_runs, 'run')}, "
+    head = (f"too few pairs to tell: {n_pairs} distinct target pairs over {count_noun(n_runs, 'run')}, "
             f"fewer than the {MIN_PAIRS} an MDAD comparison needs (the binomial 95% margin of an agreement share "
             f"of 0.8 is ±0.1 only from {MIN_PAIRS} pairs)")
     if repeated:
@@ -195,7 +195,7 @@ def unpaired_records(table: pd.DataFrame, selector: str = "random") -> dict[str,
     widened at the top by one gap bin): ``low = low_a - high_b``, ``high = high_a - low_b``. The records have
     the fields of :func:`mbutils.evaluate.paired.compare_selectors`' rows that :func:`catch_up` reads."""
     low, high = intervals(table)
-    t = table.assign(_low=low, _high=high, _n=pair_counts(table))
+    t = table.assign(rule_low=low, rule_high=high, rule_n=pair_counts(table))
     if selector not in set(t["selector"]):
         return {}
     own = t[t["selector"] == selector].set_index("size")
@@ -206,17 +206,25 @@ def unpaired_records(table: pd.DataFrame, selector: str = "random") -> dict[str,
             if row.size not in own.index:
                 continue
             mine = own.loc[row.size]
-            lo = float(mine["_low"] - row._high) if not (np.isinf(mine["_low"]) and np.isinf(row._low)) else np.nan
-            hi = float(mine["_high"] - row._low) if not (np.isinf(mine["_low"]) and np.isinf(row._low)) else np.nan
+            neither = np.isinf(mine["rule_low"]) and np.isinf(row.rule_low)  # both not reached: nothing to compare
+            with np.errstate(invalid="ignore"):
+                lo = np.nan if neither else float(mine["rule_low"] - row.rule_high)
+                hi = np.nan if neither else float(mine["rule_high"] - row.rule_low)
             m_a, m_b = float(mine["mdad"]), float(row.mdad)
-            few = min(float(mine["_n"]), float(row._n)) < MIN_PAIRS
+            few = min(float(mine["rule_n"]), float(row.rule_n)) < MIN_PAIRS
             if few:
                 verdict = TOO_FEW
-            elif not (np.isfinite(m_a) and np.isfinite(m_b)) or not (np.isfinite(lo) and np.isfinite(hi)):
+            elif hi < 0:  # B's interval wholly above A's (B not reached included)
+                verdict = BETTER
+            elif not np.isfinite(m_a):  # A not reached: no interval of the difference to read
+                verdict = CANNOT
+            elif lo > 0:
+                verdict = WORSE
+            elif neither or not np.isfinite(hi):
                 verdict = CANNOT
             else:
-                verdict = BETTER if hi < 0 else WORSE if lo > 0 else WITHIN
-            n = min(float(mine["_n"]), float(row._n))
+                verdict = WITHIN
+            n = min(float(mine["rule_n"]), float(row.rule_n))
             rows.append({"size": int(row.size), "verdict": verdict,
                          "difference": (m_a - m_b) if np.isfinite(m_a) and np.isfinite(m_b) else None,
                          "low": lo if np.isfinite(lo) else None, "high": hi if np.isfinite(hi) else None,
@@ -234,6 +242,8 @@ def state(record: dict, margin: float = MARGIN) -> str:
     verdict = record.get("verdict")
     if verdict == TOO_FEW:
         return TOO_FEW
+    if verdict == BETTER:  # A lower beyond the noise (its upper bound below 0, or B not reached)
+        return NON_INFERIOR
     low, high = record.get("low"), record.get("high")
     low = np.nan if low is None else float(low)
     high = np.nan if high is None else float(high)
@@ -311,7 +321,8 @@ def catch_up(comparisons: dict[str, list[dict]], margin: float = MARGIN) -> Catc
     elif kind == "too few":
         r = next(r for r in last if state(r, margin) == TOO_FEW)
         n = r.get("n_distinct_pairs")
-        reason = (f"too few target pairs at k = {largest}" + (f" ({int(n)} distinct, fewer than {MIN_PAIRS})" if n else ""))
+        reason = (f"too few pairs to tell at k = {largest}"
+                  + (f": {int(n)} distinct target pairs, fewer than {MIN_PAIRS}" if n else ""))
         runs = np.nan
     elif kind == CANNOT:
         reason = f"an MDAD is not reached, or its interval is open above, at k = {largest}"

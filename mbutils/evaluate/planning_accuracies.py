@@ -52,7 +52,7 @@ def accuracy_pair(accuracy_a, accuracy_b, *, n_items: int | None = None, thresho
     n = int(n_items) if n_items is not None else None
     sizes = {}
     for key, d in disagree.items():
-        k = float(rule_size(gap, d, n if n is not None else 10 ** 12, threshold))
+        k = float(rule_size(gap, d, n if n is not None else 10 ** 12, threshold, continuity=False))
         sizes[key] = int(np.ceil(k - 1e-9)) if np.isfinite(k) else float("inf")
     return AccuracyPair(a, b, gap, float(threshold), n, disagree, sizes)
 

@@ -172,8 +172,8 @@ def _harness(meta: dict) -> list[str]:
                      + ("the installed harness defines no such task; copy or link that task's YAML there, or build "
                         "again with --lm-eval-tasks DIR holding it." if installed else
                         "lm-evaluation-harness was not installed when this folder was built. Install it (pip install "
-                        "-r requirements-harness.txt, lm-eval==0.4.13) and build again, so that each micro task "
-                        "includes the harness's own config."))
+                        "\"mbutils[harness]\", lm-eval==0.4.13) and build again, so that each micro task "
+                        "includes the harness's own configuration, resolved into the folder."))
     return lines + [""]
 
 

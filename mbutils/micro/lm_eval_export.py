@@ -32,6 +32,7 @@ import logging
 import re
 import shutil
 import sys
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -165,35 +166,36 @@ def local_dataset(config: dict) -> bool:
 
 @contextmanager
 def _quiet_harness(folder: Path):
-    """The harness loading tasks in this process: its logs and progress bars silenced, no bytecode written
-    into the folder (it would be sealed with it), and the modules it loaded from the folder forgotten after."""
+    """The harness loading tasks in this process: its logs and progress bars silenced, the datasets it
+    prepares cached in a temporary folder (the user's Hugging Face cache is left as it was), no bytecode
+    written into the folder (it would be sealed with it), and the modules it loaded from the folder forgotten
+    after."""
+    import datasets
+
     loggers = [logging.getLogger(name) for name in ("lm_eval", "lm-eval", "datasets", "huggingface_hub", "fsspec")]
     levels = [logger.level for logger in loggers]
-    bytecode = sys.dont_write_bytecode
-    bars = None
-    try:
-        import datasets
-
-        bars = datasets.utils.logging.is_progress_bar_enabled()
-        datasets.utils.logging.disable_progress_bar()
-    except (ImportError, AttributeError):
-        pass
+    bytecode, cache = sys.dont_write_bytecode, datasets.config.HF_DATASETS_CACHE
+    bars = datasets.utils.logging.is_progress_bar_enabled()
+    datasets.utils.logging.disable_progress_bar()
     for logger in loggers:
         logger.setLevel(logging.ERROR)
     sys.dont_write_bytecode = True
+    scratch = tempfile.TemporaryDirectory(prefix="mbutils-datasets-")
+    datasets.config.HF_DATASETS_CACHE = Path(scratch.name)
     try:
         yield
     finally:
+        datasets.config.HF_DATASETS_CACHE = cache
+        scratch.cleanup()
         sys.dont_write_bytecode = bytecode
         for logger, level in zip(loggers, levels):
             logger.setLevel(level)
         if bars:
-            import datasets
-
             datasets.utils.logging.enable_progress_bar()
         prefix = str(folder.resolve())
-        for name in [n for n, m in list(sys.modules.items()) if str(getattr(m, "__file__", "") or "").startswith(prefix)]:
-            sys.modules.pop(name, None)
+        for name, module in list(sys.modules.items()):
+            if str(getattr(module, "__file__", "") or "").startswith(prefix):
+                sys.modules.pop(name, None)
         shutil.rmtree(folder / "__pycache__", ignore_errors=True)
 
 

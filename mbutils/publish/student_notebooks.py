@@ -69,8 +69,12 @@ def produced_names(body: str) -> list[tuple[str, str]]:
     start = body.find(PRODUCE)
     if start < 0:
         return []
-    items = re.findall(r"^- `([A-Za-z_]\w*)`[:,]?\s*(.*?)(?=^- |^\s*$|\Z)", body[start:], re.M | re.S)
-    return [(name, " ".join(what.split())) for name, what in items]
+    found = []
+    for item in re.findall(r"^- (`.*?)(?=^- |^\s*$|\Z)", body[start:], re.M | re.S):
+        head, _, what = item.partition(":")
+        for name in re.findall(r"`([A-Za-z_]\w*)`", head):
+            found.append((name, " ".join(what.split())))
+    return found
 
 
 def exercises_of(text: str) -> dict[str, dict]:
@@ -269,6 +273,7 @@ def write_notebooks(copy: str, out: str | Path, chapters: list[str] | None = Non
         if copy == "students":
             nb = students_notebook(nb)
         nb = launch_notebook(nb)
+        nb.metadata["mbutils"] = {"chapter": name, "copy": copy}  # the grader reads which chapter it answers
         path = out / f"{name}.ipynb"
         tmp = path.with_name(f".{path.name}.tmp")
         nbformat.write(nb, tmp)

@@ -109,3 +109,95 @@ def test_dpp_moments_known_values_and_simulation():
     draws = np.array([y[:, sample_projection_dpp(Q, rng)].mean(axis=1) for _ in range(4000)])
     assert np.allclose(draws.mean(axis=0), mean, atol=0.02)
     assert np.allclose(draws.var(axis=0), var, rtol=0.12)
+
+
+# ----------------------------------------------------------------------------- named checks (issue 64)
+import json
+
+import pandas as pd
+
+from mbutils.book.exercises import CheckFailed, check, check_mode, check_summary, compare, exercise_status, grading, \
+    wrong_answers
+
+
+@pytest.fixture(autouse=False)
+def report_mode():
+    check_mode("report")
+    yield
+    check_mode("raise")
+
+
+def test_a_failed_check_says_what_was_expected_and_what_was_found():
+    with pytest.raises(CheckFailed) as err:
+        check("ex-gpqa-tau", "tau_runs", 0.8661, 0.8691)
+    assert str(err.value) == ("check ex-gpqa-tau: tau_runs — expected 0.8691 (the library's), found 0.8661 "
+                              "(rule: within 1e-09)")
+    assert isinstance(err.value, AssertionError)  # a wrong solution fails the build as an assert would
+    assert check("ex-gpqa-tau", "tau_runs", 0.8691 + 1e-12, 0.8691)
+
+
+def test_a_name_still_ellipsis_is_not_done_and_raises_nothing(capsys):
+    assert check("ex-x", "tau", ..., 0.5) is False
+    assert "check ex-x: tau — not done" in capsys.readouterr().out
+    assert exercise_status("ex-x", tau=..., other=1).startswith("exercise ex-x: not done (tau still `...`)")
+
+
+def test_report_mode_prints_the_failure_and_goes_on(report_mode, capsys):
+    assert check("ex-x", "t", 2.0, 1.0) is False
+    assert "expected 1 (the library's), found 2" in capsys.readouterr().err
+    table = check_summary()
+    assert "ex-x" in set(table["exercise"]) and table.set_index("exercise").loc["ex-x", "status"] == "failed"
+
+
+def test_tables_are_compared_by_index_and_named_columns():
+    expected = pd.DataFrame({"error": [1.0, 2.0], "tau": [0.5, np.nan]}, index=pd.Index([10, 25], name="size"))
+    assert compare(expected.iloc[::-1].assign(extra=1), expected) is None  # order and other columns do not matter
+    assert "column 'tau': at 10: expected 0.5" in compare(expected.assign(tau=[0.6, np.nan]), expected, source="")
+    assert "expected the columns error" in compare(expected.drop(columns="error"), expected)
+    assert "expected the index" in compare(expected["error"].iloc[:1], expected["error"])
+    assert "found a str" in compare("0.5", 0.5) or compare("0.5", 0.5).startswith("expected 0.5")
+    assert "2 of 3 values differ" in compare(np.array([1.0, 5.0, 6.0]), np.array([1.0, 2.0, 3.0]))
+
+
+def test_of_reads_the_answer_through_a_function_and_an_unreadable_answer_fails(report_mode):
+    table = pd.DataFrame({"a": [1.0, 2.0]})
+    assert check("ex-x", "t", table, [1.0, 2.0], of=lambda t: t["a"].to_numpy())
+    assert not check("ex-x", "t", pd.DataFrame({"b": [1.0]}), [1.0], of=lambda t: t["a"].to_numpy())
+    assert check("ex-x", "t", ..., [1.0], of=lambda t: t["a"]) is False  # not done: the function is not called
+
+
+def test_choices_record_an_answer_and_refuse_another_letter(report_mode):
+    assert check("q-x", "answer", "B", choices="ABCD")
+    assert not check("q-x", "answer", "Z", choices="ABCD")
+
+
+@pytest.mark.parametrize("right", [0.8691, 3, np.array([0.1, 0.2]), np.array([1, 2]), np.array([], dtype=int),
+                                   pd.Series([1.0, 2.0], index=["a", "b"]), ["random", "mine"], True, "B",
+                                   pd.DataFrame({"x": [1.0, 2.0], "flag": [True, False]})])
+def test_every_kind_of_answer_has_wrong_answers_a_check_rejects(right):
+    wrong = wrong_answers(right)
+    assert wrong
+    for value in wrong:
+        assert compare(value, right) is not None, (right, value)
+
+
+def test_the_grader_context_logs_and_swallows_errors(tmp_path, monkeypatch, capsys):
+    log = tmp_path / "log.jsonl"
+    monkeypatch.setenv("MBUTILS_CHECKS_LOG", str(log))
+    with grading("ex-y"):
+        check("ex-y", "a", 2.0, 1.0)  # failed, not raised: the grader goes on
+        undefined_name  # noqa: F821  (a name the student never set)
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["grading"], r["status"]) for r in records] == [("ex-y", "failed"), ("ex-y", "error")]
+    assert "NameError" in records[1]["message"]
+
+
+def test_mutation_mode_logs_whether_wrong_answers_fail(tmp_path, monkeypatch):
+    log = tmp_path / "log.jsonl"
+    monkeypatch.setenv("MBUTILS_CHECKS_LOG", str(log))
+    monkeypatch.setenv("MBUTILS_CHECKS_MUTATE", "1")
+    check("ex-z", "good", 0.5, 0.5)
+    check("ex-z", "loose", 0.5, 0.5, atol=1e6, rule="anything goes")  # a check that tests nothing
+    good, loose = [json.loads(line) for line in log.read_text().splitlines()]
+    assert good["mutants"] == 2 and good["mutants_passed"] == []
+    assert loose["mutants_passed"], "a check that passes whatever the answer is found out"

@@ -20,7 +20,7 @@ def _setting(runs: int, targets: int):
 
 def test_a_thin_pool_is_named_as_the_reason_not_the_sizes_run():
     (line,) = _with_sources(_setting(3, 4), NONE_SUPPORTED, 2.0, 0.8, 100)  # 3 x 6 = 18 pooled pairs
-    assert "too few pairs to tell: 18 target pairs per size" in line and f"fewer than the {MIN_PAIRS}" in line
+    assert "too few pairs to tell: 18 distinct target pairs over 3 runs" in line and f"fewer than the {MIN_PAIRS}" in line
     assert "run larger sizes" not in line
 
 

@@ -347,7 +347,7 @@ def test_help_lists_every_subcommand_and_every_option_has_help_and_default():
     parser = build_parser("mbutils")
     subs = _subparsers(parser)
     top = parser.format_help()
-    assert len(subs) == 17 and all(name in top for name in subs)
+    assert len(subs) == 18 and all(name in top for name in subs)
     for name, sub in subs.items():
         formatter = sub._get_formatter()
         for action in sub._actions:

@@ -39,16 +39,16 @@ def rows(verdicts, p_values, runs=40):
              "detectable": 1.0, "runs_for_2": 10, "n_runs": runs} for i, (v, p) in enumerate(zip(verdicts, p_values))]
 
 
-def test_a_sentence_over_many_comparisons_says_they_are_pointwise_and_what_holm_keeps():
+def test_a_sentence_over_many_comparisons_says_what_holm_keeps():
     claim = versus_random_paired({"B": rows(["better", "better", "within noise"], [0.001, 0.04, 0.5])}, "anchor_points")
-    assert "these 3 verdicts are pointwise" in claim.text
+    assert "pointwise" not in claim.text  # said once, on the measures page, not in every sentence
     # Holm over 3: 0.001 * 3 = 0.003 stays, 0.04 * 2 = 0.08 goes
-    assert "1 of the 2 differences remain" in claim.text
+    assert "keeps 1 of the 2 differences" in claim.text
     assert claims.recompute(claim.payload()).text == claim.text
 
 
 def test_few_runs_are_flagged():
-    assert "fewer than the 20" in family_note(rows(["better"], [0.01], runs=10))
+    assert "from 10 runs, fewer than 20" in family_note(rows(["better"], [0.01], runs=10))
     assert family_note(rows(["better"], [0.01], runs=20)) == ""
 
 
@@ -57,7 +57,7 @@ def test_the_lowest_is_most_reliable_only_when_lower_than_each_other_pairwise():
     clear = best_at_size_paired({"b": rows(["better"], [0.01]), "c": rows(["better"], [0.01])}, 10, "a", mdads)
     assert clear.text.startswith("A") or "is the most reliable method at k = 10" in clear.text
     close = best_at_size_paired({"b": rows(["better"], [0.01]), "c": rows(["within noise"], [0.3])}, 10, "a", mdads)
-    assert close.text.startswith("no method is more reliable") and "cannot be told from 1 other method" in close.text
+    assert close.text.startswith("no method is clearly most reliable") and "within noise of c" in close.text
     assert claims.recompute(close.payload()).text == close.text
     none = best_at_size_paired({}, 10, "a", {"a": None})
     assert "no method reaches" in none.text
@@ -68,11 +68,11 @@ def mdad(rows_):
 
 
 def test_random_sampling_rising_with_k_is_said_and_explained():
-    first = mdad([("random", 10, 8.0), ("random", 25, 9.0), ("random", 50, 4.0)])
+    rising = mdad([("random", 10, 8.0), ("random", 25, 9.0), ("random", 50, 4.0)])
     mono = mdad([("random", 10, 8.0), ("random", 25, 7.5), ("random", 50, 4.0)])
-    text = claims.random_by_size(first, mono).text
-    assert "rises with k from k = 10 to 25" in text and "monotone fit" in text
-    falling = claims.random_by_size(mono, mono)
+    text = claims.random_by_size(rising).text
+    assert "rises with k (k = 10 to 25: 8.0 points to 9.0 points)" in text and "noise" in text
+    falling = claims.random_by_size(mono)
     assert falling.text.startswith("random sampling's MDAD does not rise")
     assert claims.recompute(falling.payload()).text == falling.text
 
@@ -85,7 +85,10 @@ def test_the_sources_sweep_ranks_methods_only_beyond_its_noise():
     quiet = claims.sources_spread(sweep).text
     assert "no method that learns from source models moves beyond the noise" in quiet
     moved = sweep.copy()
-    moved.loc[1, "mdad"] = 12.0
+    moved.loc[1, ["mdad", "ci_low", "ci_high"]] = [12.0, 11.0, 13.0]
     loud = claims.sources_spread(moved).text
-    assert "moves most" in loud and "beyond the noise" in loud
+    assert "the MDAD of Anchor Points moves beyond the noise" in loud and "Diversity" not in loud.split("(")[0]
+    # a move as large inside overlapping intervals is no move
+    wide = moved.assign(ci_low=moved["mdad"] - 8.0, ci_high=moved["mdad"] + 8.0)
+    assert "no method that learns from source models moves beyond the noise" in claims.sources_spread(wide).text
     assert claims.recompute(claims.sources_spread(moved).payload()).text == loud

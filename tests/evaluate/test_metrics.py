@@ -17,10 +17,29 @@ def test_tiny_table_curve_and_mdad():
     curve = agreement_curve(table, bin_width=0.5)
     assert curve["gap"].tolist() == [1.0, 4.0, 5.0]
     assert curve["agreement"].tolist() == [1.0, 0.0, 1.0]
-    first = mdad_table(table, threshold=0.8, ci="none")
+    first = mdad_table(table, threshold=0.8, ci="none", method="first")
     assert first.loc[0, "mdad"] == 1.0 and first.loc[0, "n_pairs"] == 3
     mono = mdad_table(table, threshold=0.8, ci="none", method="monotone")
     assert mono.loc[0, "mdad"] == 5.0
+    # the book's MDAD is the default: the monotone fit, its interval from a bootstrap over runs
+    default = mdad_table(table, threshold=0.8)
+    assert default.loc[0, "mdad"] == 5.0 and default.attrs["method"] == "monotone" and default.attrs["ci"] == "runs"
+
+
+def test_the_vectorised_monotone_crossing_is_the_isotonic_fit_s():
+    """mdad_bins' closed form against scipy's pool-adjacent-violators fit, on random count curves."""
+    from mbutils.evaluate.pair_metrics import first_crossing, monotone_crossing, monotone_rates
+
+    rng = np.random.default_rng(1)
+    for _ in range(3000):
+        n = int(rng.integers(1, 30))
+        total = rng.integers(0, 15, n) * (rng.random(n) < 0.8)
+        agree = rng.binomial(total, np.clip(np.linspace(0.3, 1, n) + rng.normal(0, 0.2, n), 0, 1))
+        level = float(rng.choice([0.5, 0.7, 0.75, 0.8, 0.9]))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rates = agree / total
+        want = first_crossing(monotone_rates(np.nan_to_num(rates), total.astype(float)), level)
+        assert int(monotone_crossing(agree, total, level)) == int(want)
 
 
 def test_not_reached_is_nan_not_a_number_in_disguise():

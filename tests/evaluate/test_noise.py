@@ -1,4 +1,5 @@
-"""The one noise rule: disjoint 95% intervals (each extended up by a gap bin), or within noise."""
+"""The one noise rule: the interval of a difference of two MDADs (paired, or unpaired from two intervals each
+extended up by a gap bin): lower, higher, within noise; and non-inferiority within the margin for "catches up"."""
 
 from __future__ import annotations
 
@@ -62,16 +63,32 @@ def test_clear_best_needs_an_interval_below_every_other():
                                  "sampling's is 12.0 points [10.0, 14.0])")
 
 
-def test_catch_up_is_the_smallest_size_from_which_random_is_never_worse():
+def test_catch_up_is_the_smallest_size_from_which_random_is_within_the_margin_of_every_method():
+    """Unpaired: the upper bound of MDAD_random - MDAD_a is random's upper end plus a bin minus a's lower end."""
     t = table([("random", 10, 12.0, 11.0, 13.0), ("a", 10, 6.0, 5.0, 7.0),
                ("random", 50, 5.0, 4.0, 6.0), ("a", 50, 3.0, 2.0, 4.0),
                ("random", 100, 2.0, 1.5, 2.5), ("a", 100, 2.0, 1.5, 2.5)])
-    ok = noise.not_worse_than_all(t)
-    assert ok.tolist() == [False, True, True]
-    assert noise.from_size_on(ok) == 50 == noise.random_within_ci_from(t)
-    assert claims.catch_up({"B": t}).text == "B: from k = 50"
+    records = noise.unpaired_records(t)["a"]
+    assert [r["high"] for r in records] == [8.5, 4.5, 1.5]  # 13.5 - 5, 6.5 - 2, 3 - 1.5
+    assert [r["low"] for r in records] == [3.5, -0.5, -1.5]  # 11 - 7.5, 4 - 4.5, 1.5 - 3
+    assert [noise.state(r) for r in records] == [noise.WORSE, noise.UNDECIDED, noise.NON_INFERIOR]
+    assert noise.random_within_ci_from(t) == 100
+    assert noise.random_within_ci_from(t, margin=5.0) == 50
+    assert claims.catch_up({"B": t}).text.startswith("B: from k = 100")
     t.loc[4, ["mdad", "ci_low", "ci_high"]] = np.nan  # random not reached at the largest size
     assert noise.random_within_ci_from(t) is None
+    assert "not reached" in claims.catch_up({"B": t}).text
+
+
+def test_the_unpaired_difference_excludes_zero_exactly_when_the_widened_intervals_are_disjoint():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        m = rng.integers(0, 20, 2) / 2
+        lo, hi = m - rng.integers(0, 6, 2) / 2, m + rng.integers(0, 6, 2) / 2
+        t = table([("random", 10, m[0], lo[0], hi[0]), ("a", 10, m[1], lo[1], hi[1])])
+        r = noise.unpaired_records(t)["a"][0]
+        low, high = noise.intervals(t)
+        assert r["verdict"] == noise.compare(low[0], high[0], low[1], high[1])
 
 
 def test_versus_random_counts_cells_by_the_rule():
@@ -90,6 +107,7 @@ def test_thin_pools_are_named_from_the_power_of_their_paired_comparisons():
     assert noise.thin_pool(pd.Series({10: 3.0, 50: 1.5, 100: 1.0}), 50) == ""
     thin = noise.thin_pool(pd.Series({10: 6.0, 50: 3.0, 100: 1.0}), 10)
     assert "median 3.0" in thin and "23 runs" in thin  # ceil(10 * (3 / 2)^2) = 23
+    assert thin.startswith("with 10 runs") and "pool" not in thin  # the limit named is the runs
     assert "not reached" in noise.thin_pool(pd.Series({10: float("nan")}), 10)
 
 

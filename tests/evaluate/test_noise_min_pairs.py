@@ -1,4 +1,4 @@
-"""Too few pairs to tell: below noise.MIN_PAIRS pooled target pairs a comparison gives no verdict."""
+"""Too few pairs to tell: below noise.MIN_PAIRS distinct target pairs a comparison gives no verdict."""
 
 from __future__ import annotations
 
@@ -32,10 +32,21 @@ def test_eighteen_pairs_give_too_few_pairs_to_tell_and_a_large_table_keeps_its_v
     assert noise.clear_best(thin, 10) is None and noise.clear_best(plenty, 10) == "a"
     assert noise.random_within_ci_from(thin) is None and noise.random_within_ci_from(plenty) == 50
     text = noise.too_few_text(thin)
-    assert text.startswith("too few pairs to tell: 18 target pairs per size (3 runs)")
+    assert text.startswith("too few pairs to tell: 18 distinct target pairs over 3 runs")
     assert "about 11 runs, or 7 targets per run" in text  # 6 pairs a run; 3 runs x 21 pairs of 7 targets >= 62
     assert noise.too_few_text(plenty) == ""
     assert noise.too_few(table(62)).sum() == 0 and noise.too_few(table(61)).all()
+
+
+def test_a_fixed_target_set_counts_its_pairs_once_however_many_runs_repeat_them():
+    """12 targets in each of 20 runs: 1,320 pairs x runs but 66 distinct pairs, the count the rule reads; 10
+    targets give 45 distinct pairs, too few, and the sentence says more runs would not help."""
+    fixed = table(1320, n_runs=20).assign(n_distinct_pairs=66)
+    assert not noise.too_few(fixed).any()
+    ten = table(900, n_runs=20).assign(n_distinct_pairs=45)
+    assert noise.too_few(ten).all()
+    text = noise.too_few_text(ten)
+    assert "45 distinct target pairs over 20 runs" in text and "only more models" in text and "runs, or" not in text
 
 
 def test_claims_on_too_few_pairs_crown_no_winner_and_say_why():
@@ -90,9 +101,11 @@ def test_paired_verdicts_on_too_few_pairs_become_too_few_pairs_to_tell():
     assert [r["verdict"] for r in thin] == [noise.TOO_FEW] * 2
     assert [r["verdict"] for r in plenty] == ["better", "worse"]
     text = versus_random_paired({"B": thin}, "anchor_points").text
-    assert "lower than random sampling's in 0, higher in 0" in text and "2 have too few target pairs" in text
+    assert "lower than random sampling's in 0, higher in 0" in text and "too few target pairs in 2" in text
     best = best_at_size_paired({"random": thin}, 10, "anchor_points", {"anchor_points": 0.0, "random": 2.5}).text
-    assert best.startswith("no method can be called the most reliable at k = 10") and "18 target pairs" in best
+    # the same four models in every run: 6 distinct pairs, and only more models would give more
+    assert best.startswith("no method can be called the most reliable at k = 10") and "6 distinct target pairs" in best
+    assert "only more models" in best
     assert "most reliable method" in best_at_size_paired({"random": plenty}, 10, "anchor_points",
                                                          {"anchor_points": 0.0, "random": 2.5}).text
 
@@ -102,6 +115,6 @@ def test_unseen_loss_on_too_few_pairs_says_so():
     unseen = pd.DataFrame({"selector": ["x", "y"], "size": 10, "mdad": [7.0, 5.0], "ci_low": [7.0, 5.0],
                            "ci_high": [7.0, 5.0], "n_pairs": 18, "n_runs": 3})
     claim = claims.unseen_loss(seen, unseen)
-    assert "too few pairs to tell: 18 target pairs" in claim.text and "most" not in claim.text
+    assert "too few pairs to tell: 18 distinct target pairs" in claim.text and "most" not in claim.text
     assert claims.recompute(claim.payload()).text == claim.text
     assert "falls most" in claims.unseen_loss(seen, unseen.assign(n_pairs=900)).text

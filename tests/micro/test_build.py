@@ -198,8 +198,10 @@ def test_item_ids_name_documents():
 
 
 def test_export_yaml_and_its_document_filter(fixture_bundle, tmp_path):
-    """The exported YAML includes the original, renames the task and filters documents; its
-    filter applies the original task's own process_docs (found through its include) first."""
+    """The exported YAML includes the original's configuration, resolved into the folder (its includes merged,
+    a function of its own copied beside it), renames the task and filters documents; its filter applies the
+    original task's own process_docs first, and stamps each kept document with its index, content fingerprint
+    and the micro task's identity."""
     import yaml
     tasks = tmp_path / "tasks"
     (tasks / "arc").mkdir(parents=True)
@@ -221,10 +223,18 @@ def test_export_yaml_and_its_document_filter(fixture_bundle, tmp_path):
 
         Loader.add_constructor("!function", lambda loader, node: ("function", loader.construct_scalar(node)))
         config = yaml.load((export / f"{micro_task}.yaml").read_text(), Loader=Loader)
-        assert config["task"] == micro_task and Path(config["include"]).name == f"{info['task']}.yaml"
+        assert config["task"] == micro_task and config["include"] == f"{info['task']}.original_yaml"
         index = list(meta["lm_eval_tasks"]).index(micro_task)
         assert config["process_docs"] == ("function", f"micro_docs.process_{index}")
         assert set(config) == {"include", "task", "process_docs"}
+        original = yaml.load((export / config["include"]).read_text(), Loader=Loader)
+        assert "task" not in original and "include" not in original
+        assert info["config"] == f"--lm-eval-tasks: {'arc/' if info['task'] == 'arc_easy' else ''}{info['task']}.yaml"
+        if info["task"] == "arc_easy":  # the template's keys merged in; its function copied into the folder
+            assert original == {"process_docs": ("function", "micro_docs.function_0"), "output_type": "multiple_choice"}
+    assert (export / "functions" / "helpers.py").read_bytes() == (tasks / "arc" / "helpers.py").read_bytes()
+    assert json.loads((export / "micro_docs.json").read_text())["functions"] == [{"file": "functions/helpers.py",
+                                                                                  "name": "double"}]
 
     # micro_docs.py is the package's fixed filter, byte for byte; the chosen documents are JSON beside it
     assert (export / "micro_docs.py").read_bytes() == Path(lm_eval_filter.__file__).read_bytes()
@@ -234,11 +244,16 @@ def test_export_yaml_and_its_document_filter(fixture_bundle, tmp_path):
     entries = json.loads((export / "micro_docs.json").read_text())["tasks"]
 
     class Dataset:
+        column_names = ["q"]
+
         def __init__(self, n, tag=""):
             self.n, self.tag, self.kept, self.columns = n, tag, None, {}
 
         def __len__(self):
             return self.n
+
+        def __iter__(self):
+            return iter([{"q": f"Q{i}", "added": self.tag} for i in (self.kept or range(self.n))])
 
         def mapped(self, tag):
             return Dataset(self.n, self.tag + tag)
@@ -255,7 +270,10 @@ def test_export_yaml_and_its_document_filter(fixture_bundle, tmp_path):
     for index, entry in enumerate(entries):
         n = entry["n_docs"]
         kept = getattr(module, f"process_{index}")(Dataset(n))
-        assert kept.kept == entry["docs"] and kept.columns == {"mbutils_doc_id": entry["docs"]}
+        prints = [module.fingerprint({"q": f"Q{i}"}) for i in entry["docs"]]  # the dataset's own field, only
+        name = module.identity(entry["task"], n, entry["docs"])
+        assert kept.kept == entry["docs"] and kept.columns == {"mbutils_doc_id": entry["docs"], "mbutils_doc_sha256":
+                                                               prints, "mbutils_micro": [name] * len(prints)}
         assert kept.tag == ("x2" if entry["task"] == "arc_easy" else "")  # the original's own process_docs ran first
         few_shot = getattr(module, f"process_{index}")(Dataset(n + 10))
         assert few_shot.kept is None and few_shot.columns == {}  # another split is left whole, unstamped

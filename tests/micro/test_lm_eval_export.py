@@ -34,7 +34,7 @@ from mbutils.micro.lm_eval_export import group_aggregation
 if os.environ.get("CI"):  # in CI the harness is installed: its absence is a failure, never a skip
     import lm_eval  # noqa: F401
 else:
-    pytest.importorskip("lm_eval", reason="pip install -r requirements-harness.txt to check the export")
+    pytest.importorskip("lm_eval", reason='pip install "mbutils[harness]" to check the export')
 
 K = 15
 #: bundle -> (its group, its metric, the harness task of an item (id, subtask))
@@ -89,8 +89,12 @@ def test_the_harness_indexes_every_exported_task_and_the_group(leaderboard, mana
         assert dict(zip(entry["docs"], entry["items"])) == expected[micro_task]
         assert micro_task in manager.all_subtasks
         assert Path(manager.task_index[micro_task].yaml_path).parent == folder / "lm_eval"
-        # the micro task includes the harness's own config of the task the items are documents of
-        assert entry["include"] == str(lm_eval_task.harness_index()[entry["task"]].yaml_path)
+        # the micro task includes the harness's own config of the task the items are documents of, resolved
+        # into the folder and named by a relative path
+        original = Path(lm_eval_task.harness_index()[entry["task"]].yaml_path)
+        assert entry["include"] == f"{entry['task']}.original_yaml" and (folder / "lm_eval" / entry["include"]).is_file()
+        tasks_root = Path(lm_eval_task.harness_index()["leaderboard_mmlu_pro"].yaml_path).resolve().parents[2]
+        assert entry["config"] == f"lm-eval 0.4.13: {original.resolve().relative_to(tasks_root).as_posix()}"
     assert meta["lm_eval_group"]["name"] == group and group in manager.all_groups
     config = manager.task_index[group].cfg
     assert config["task"] == list(meta["lm_eval_tasks"])
@@ -214,7 +218,7 @@ def test_without_the_harness_the_folder_says_what_to_install(tmp_path, monkeypat
     built = build_micro(load_benchmark("gpqa"), "random", K, runs=2, out=tmp_path / "micro")
     meta = json.loads((built.path / "micro.json").read_text())
     assert meta["lm_eval_tasks"]["leaderboard_gpqa_main_micro"]["include"] == "leaderboard_gpqa_main.yaml"
-    assert meta["lm_eval_check"].startswith("not checked") and "requirements-harness.txt" in meta["lm_eval_check"]
+    assert meta["lm_eval_check"].startswith("not checked") and 'pip install "mbutils[harness]"' in meta["lm_eval_check"]
     card = (built.path / "card.md").read_text()
     assert "lm-eval==0.4.13" in card and "leaderboard\\_gpqa\\_main\\_micro" in card
 

@@ -1,4 +1,4 @@
-"""The exported micro-benchmark through the real lm-evaluation-harness (pinned in requirements-harness.txt).
+"""The exported micro-benchmark through the real lm-evaluation-harness (the harness extra: lm-eval 0.4.13).
 
 A local JSONL dataset defines task ``mytask`` (30 documents); a bundle of 12 models has its items
 ``mytask:0`` .. ``mytask:29``. The harness's ``dummy`` model runs offline. Checked: the harness
@@ -26,7 +26,7 @@ from helpers import run_command as run
 if os.environ.get("CI"):  # in CI the harness is installed: its absence is a failure, never a skip
     import lm_eval  # noqa: F401
 else:
-    pytest.importorskip("lm_eval", reason="pip install -r requirements-harness.txt to run the real harness")
+    pytest.importorskip("lm_eval", reason='pip install "mbutils[harness]" to run the real harness')
 
 N_DOCS, K = 30, 6
 

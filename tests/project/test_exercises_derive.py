@@ -6,7 +6,8 @@ What is a computing chapter: a MyST notebook (a kernelspec) with at least one ga
 
 The rule, read from the chapter's text (nothing is executed). An exercise counts when the code
 cells of its solution (between ``{solution-start}`` and ``{solution-end}``) hold an ``assert``
-whose test reads a *library value*:
+whose test reads a *library value*, or a named check (``book.check(label, name, found, expected)``,
+issue 64) whose expected value reads one:
 
 * a library call itself: ``mb.<name>(...)`` or ``mbutils.<name>(...)`` (the public API), a call of
   a name imported from ``mbutils`` (``from mbutils import ks_distance``), or ``book.<name>(...)``
@@ -141,10 +142,20 @@ def derive_exercises(text: str) -> list[str]:
     library = _Library(_trees(text))
     found = []
     for match in _SOLUTION.finditer(text):
-        if any(isinstance(node, ast.Assert) and library.reads(node.test)
+        if any((isinstance(node, ast.Assert) and library.reads(node.test)) or _named_check_on_library(node, library)
                for tree in _trees(match.group(0)) for node in ast.walk(tree)):
             found.append(match.group(1))
     return found
+
+
+def _named_check_on_library(node, library: _Library) -> bool:
+    """A named check (``book.check(label, name, found, expected, ...)``, issue 64) whose expected value reads
+    a library value: the exercise's answer is compared with the library's number."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "check"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id in library.facades):
+        return False
+    expected = [*node.args[3:], *(k.value for k in node.keywords if k.arg not in ("of", "choices"))]
+    return any(library.reads(e) for e in expected)
 
 
 def check_chapter(chapter: str, text: str) -> None:
@@ -187,6 +198,14 @@ def test_a_check_against_the_library_counts_directly_and_through_names():
     method = _page("sel = mb.make_selector('random')", "micro = sel.select(1, 2, 3)\n"
                    "assert np.allclose(micro.estimate(1), 2)")
     assert derive_exercises(method) == ["ex-x"]
+
+
+def test_a_named_check_against_the_library_counts_and_one_against_a_constant_does_not():
+    assert derive_exercises(_page("res = 1", "mine = 3\n# --- checks ---\n"
+                                  "book.check('ex-x', 'mine', mine, mb.summary_table(res)['error'].mean())")) == ["ex-x"]
+    assert derive_exercises(_page("res = 1", "mine = 3\nbook.check('ex-x', 'mine', mine, 3)")) == []
+    assert derive_exercises(_page("res = mb.summary_table(1)", "mine = 3\n"
+                                  "book.check('ex-x', 'mine', mine, 3, of=lambda m: res)")) == []
 
 
 def test_a_chapter_without_one_fails_the_rule():

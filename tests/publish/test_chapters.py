@@ -94,8 +94,12 @@ def start_in_background(tmp_path_factory, items) -> ChapterBatch:
     if not _STARTED and any("executed" in item.fixturenames for item in items):
         out = tmp_path_factory.mktemp("chapters") / "synthetic"
         runs = [(chapter, chapter, params_for(chapter), out, True) for chapter in chapter_names()]
-        batch = ChapterBatch(runs, session_env(MBUTILS_JOBS="1", MBUTILS_PROFILE="quick"), out.parent / "batch")
+        checks = out.parent / "checks"  # every exercise check's record, wrong answers tried (issue 64)
+        checks.mkdir()
+        batch = ChapterBatch(runs, session_env(MBUTILS_JOBS="1", MBUTILS_PROFILE="quick", MBUTILS_CHECKS_LOG=str(checks),
+                                               MBUTILS_CHECKS_MUTATE="1"), out.parent / "batch")
         _STARTED["batch"] = stopped_with_the_session(batch)
+        _STARTED["checks"] = checks
     return _STARTED.get("batch")
 
 
@@ -494,3 +498,28 @@ def test_the_guidance_recommended_size_brings_80_percent_of_the_bins_pairs_to_th
         assert reach and np.mean(reach) >= 0.8, (variant, rec, np.mean(reach))
         checked += 1
     assert checked >= 1
+
+
+def test_every_check_passes_and_rejects_wrong_answers(executed):
+    """Every named check the synthetic runs made (each chapter's exercises, run as the book runs them) passed, and,
+    tried on wrong answers near the right one (the answer shifted past its tolerance, and a constant), failed on
+    every one: no check passes whatever the student computes (issue 64). Chapters that did not run are the
+    other tests' failures."""
+    import json
+
+    from mbutils.publish.student_notebooks import computing_chapters, exercises_of
+
+    records = [json.loads(line) for path in sorted(_STARTED["checks"].glob("*.jsonl"))
+               for line in path.read_text(encoding="utf-8").splitlines()]
+    records = [r for r in records if r.get("name")]
+    failed = [r for r in records if r["status"] != "passed"]
+    assert not failed, failed[:3]
+    loose = [(r["label"], r["name"], r["mutants_passed"]) for r in records if r.get("mutants_passed")]
+    assert not loose, f"checks that let a wrong answer through: {loose[:5]}"
+    assert all(r.get("mutants") for r in records), [r for r in records if not r.get("mutants")][:3]
+    ran = {c for (c, v), result in executed.items() if v == "synthetic" and not isinstance(result, Exception)}
+    labels = {label for c in computing_chapters() if c in ran
+              for label in exercises_of(chapter_path(c).read_text(encoding="utf-8"))}
+    checked = {r["label"] for r in records}
+    skipped = labels - checked  # an exercise whose data lack what it needs says so and skips, with its checks
+    assert len(skipped) <= len(labels) // 4, f"exercises whose checks never ran: {sorted(skipped)}"

@@ -53,7 +53,7 @@ def test_labels_are_unique_and_the_teaching_page_references_them():
     labels = [label for c in chapter_names() for label in _exercises(c)[0]]
     assert len(labels) == len(set(labels))
     teaching = (REPO / "chapters" / "teaching.md").read_text(encoding="utf-8")
-    assert set(re.findall(r"\{ref\}`(ex-[^`]+)`", teaching)) == set(labels)
+    assert set(re.findall(r"\{ref\}`((?:ex|q)-[^`]+)`", teaching)) == set(labels)  # exercises and questions
     assert "chapters/teaching" in (REPO / "_toc.yml").read_text(encoding="utf-8")
     assert "sphinx_exercise" in (REPO / "_config.yml").read_text(encoding="utf-8")
 

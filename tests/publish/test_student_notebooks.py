@@ -1,10 +1,10 @@
 """The students' and instructors' notebooks (mbutils/publish/student_notebooks.py): one per computing
-chapter, no solution in the students' (compared with the instructors'), each students' notebook
-stopping at its first stub with the "your turn" message, never a number of its own."""
+chapter, no solution in the students' (compared with the instructors'), each stub setting the names its
+exercise lists to ``...`` and repeating its visible checks, and Run All of a students' notebook with every
+stub unsolved running to the end, saying "not done" for each (issue 64)."""
 
 from __future__ import annotations
 
-import ast
 import re
 import zipfile
 from pathlib import Path
@@ -13,10 +13,10 @@ import nbformat
 import pytest
 
 from conftest import REPO
-from mbutils.base.errors import ChapterError
 from mbutils.publish.chapters import chapter_parameters, read_chapter, run_chapter
 from mbutils.publish.publish import launch_cell
-from mbutils.publish.student_notebooks import STUB_TAG, YOUR_TURN, computing_chapters, students_notebook, write_notebooks
+from mbutils.publish.student_notebooks import (CHECKS_TAG, STUB_TAG, YOUR_TURN, check_block, computing_chapters,
+                                               students_notebook, visible_checks, write_notebooks)
 from test_chapters import params_for  # the chapters' small parameters: one table
 
 #: Computing chapters, found here independently of the module: a kernelspec and a gated solution.
@@ -48,18 +48,6 @@ def _solutions(nb) -> list[tuple[list[str], list[str]]]:
         elif inside:
             found[-1][1].append(cell.source)
     return found
-
-
-def _assert_lines(source: str) -> set[int]:
-    """Line numbers (1-based) of a source's assert statements, and of an ``if`` or ``for`` holding
-    asserts only: the checks a stub may repeat."""
-    lines = set()
-    for node in ast.walk(ast.parse(source)):
-        inner = [*node.body, *node.orelse] if isinstance(node, (ast.If, ast.For)) else []
-        if isinstance(node, ast.Assert) or (isinstance(node, (ast.If, ast.For)) and inner
-                                            and all(isinstance(s, ast.Assert) for s in inner)):
-            lines.update(range(node.lineno, node.end_lineno + 1))
-    return lines
 
 
 def test_every_computing_chapter_gets_a_notebook_and_the_zip_holds_them(copies):
@@ -99,53 +87,69 @@ def test_no_students_notebook_holds_a_solution(copies):
                 para = para.strip()
                 if len(para) >= 40:
                     assert para not in text, f"{path.stem}: a solution's text is in the students' notebook"
+            shown = visible_checks(check_block(code))  # the checks a stub repeats, on purpose
             for source in code:
-                checks = _assert_lines(source)
                 for number, line in enumerate(source.splitlines(), 1):
                     line = line.strip()
-                    if number in checks or len(line) < 25 or line.startswith("#") or outside.count(line) > 1:
+                    if len(line) < 25 or line.startswith("#") or outside.count(line) > 1 or line in shown:
                         continue
                     assert line not in text, f"{path.stem}: solution line {line!r} is in the students' notebook"
+        assert "hidden=True" not in text, f"{path.stem}: a hidden check is in the students' notebook"
         # everything but the solutions is kept, in order
-        kept = [c.source for c in student.cells if STUB_TAG not in c.metadata.get("tags", [])]
-        code_kept = [s for s, c in zip(kept, [c for c in student.cells if STUB_TAG not in c.metadata.get("tags", [])])
-                     if c.cell_type == "code"]
+        ours = (STUB_TAG, CHECKS_TAG)
+        code_kept = [c.source for c in student.cells if c.cell_type == "code"
+                     and not any(tag in c.metadata.get("tags", []) for tag in ours)]
         solution_code = {s for _, code in solutions for s in code}
         assert code_kept == [c.source for c in teacher.cells if c.cell_type == "code" and c.source not in solution_code]
 
 
-def test_a_stub_raises_before_it_checks_and_names_what_the_checks_read():
+def test_a_stub_sets_the_listed_names_to_ellipsis_and_repeats_the_visible_checks(capsys):
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("```{exercise} Sum\n:label: ex-sum\n\nAdd.\n```\n\n"
+    nb.cells = [nbformat.v4.new_markdown_cell("```{exercise} Sum\n:label: ex-sum\n\nAdd.\n\n**You produce** (the "
+                                              "checks read these names):\n\n- `total`: an int, the sum.\n```\n\n"
                                               "```{solution-start} ex-sum\n:class: dropdown\n```\n\nAdd them."),
-                nbformat.v4.new_code_cell("total = 1 + 2\nfor x in [total]:\n    assert x == 3\nprint(total)"),
+                nbformat.v4.new_code_cell("total = 1 + 2\nprint(total)\n# --- checks ---\n"
+                                          'book.check("ex-sum", "total", total, 3)\n'
+                                          'book.check("ex-sum", "total", total, 3, hidden=True)'),
                 nbformat.v4.new_markdown_cell("```{solution-end}\n```\n\nAfter.")]
     out = students_notebook(nb)
-    assert [c.cell_type for c in out.cells] == ["markdown", "markdown", "code", "markdown"]
-    assert out.cells[-1].source == "After." and "Add them." not in str(out)
-    stub = out.cells[2].source
-    assert "total = 1 + 2" not in stub and "print(total)" not in stub
-    assert "for x in [total]:\n    assert x == 3" in stub and "they read: total" in stub
-    namespace: dict = {}
-    with pytest.raises(NotImplementedError, match=f"^{YOUR_TURN}: exercise ex-sum"):
-        exec(stub, namespace)  # the raise comes before any check or number
-    assert set(namespace) <= {"__builtins__"}
+    kinds = [(c.cell_type, tuple(c.metadata.get("tags", []))) for c in out.cells]
+    assert kinds == [("code", (CHECKS_TAG,)), ("markdown", ()), ("markdown", (STUB_TAG,)), ("code", (STUB_TAG,)),
+                     ("markdown", ()), ("code", (CHECKS_TAG,))]
+    assert out.cells[-2].source == "After." and "Add them." not in str(out)
+    stub = out.cells[3].source
+    assert out.cells[3].metadata["mbutils_exercise"] == "ex-sum"
+    assert "total = 1 + 2" not in stub and "print(total)" not in stub and "hidden" not in stub
+    assert "total = ...\n" in stub and 'book.check("ex-sum", "total", total, 3)' in stub
+    from mbutils import book
+
+    namespace: dict = {"book": book}
+    exec(stub, namespace)  # unsolved: says "not done", raises nothing
+    said = capsys.readouterr().out
+    assert "check ex-sum: total — not done" in said and "exercise ex-sum: not done (total still `...`)" in said
+    exec(stub.replace("total = ...", "total = 3"), namespace)
+    assert "passed" in capsys.readouterr().out
+    with pytest.raises(AssertionError, match="expected 3 .*found 4"):
+        exec(stub.replace("total = ...", "total = 4"), namespace)  # outside report mode a wrong answer stops
 
 
-def _first_stub(path: Path) -> tuple[int, str]:
-    """Index among code cells, and exercise label, of a students' notebook's first stub."""
-    code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
-    index = next(i for i, c in enumerate(code) if STUB_TAG in c.metadata.get("tags", []))
-    return index, re.search(r"exercise (\S+)", code[index].source).group(1)
+def test_every_stub_of_every_notebook_names_what_its_checks_read(copies):
+    for path in copies["students"][0]:
+        nb = nbformat.read(path, as_version=4)
+        stubs = [c for c in nb.cells if c.cell_type == "code" and STUB_TAG in c.metadata.get("tags", [])]
+        for stub in stubs:
+            assert re.search(r"^\w+ = \.\.\.$", stub.source, re.M), f"{path.stem}: a stub sets no name"
+            assert "book.exercise_status(" in stub.source
+            compile(stub.source, path.stem, "exec")
+        assert nb.metadata["mbutils"]["chapter"] == path.stem
 
 
-#: Students' notebooks run here, one of each kind of page (the book's data, a selector, the measures).
-#: The others need no run of their own: every cell before a notebook's first stub is its chapter's
-#: (the install cell aside; test_no_students_notebook_holds_a_solution and the instructors' test check
-#: that, cell by cell), and test_chapters runs every chapter to its end with these same parameters; a
-#: stub raises before anything else (test_a_stub_raises_before_it_checks_and_names_what_the_checks_read).
-#: Running all 21 took 122 s of the suite's foreground (a clean-clone run on 2026-12-06).
-RUN_CHAPTERS = ("data", "sel_random", "measures")
+#: Students' notebooks run here with every stub unsolved, one of each kind of page (the book's data, a selector,
+#: the measures, a benchmark): Run All must reach the end. The others' cells are their chapters' (the install and
+#: checks cells aside; test_no_students_notebook_holds_a_solution checks that cell by cell), test_chapters runs every
+#: chapter to its end with these same parameters, and test_exercise_contract checks that no page cell reads a
+#: solution's name; a stub never raises (test_a_stub_sets_the_listed_names_to_ellipsis_and_repeats_the_visible_checks).
+RUN_CHAPTERS = ("data", "sel_random", "measures", "bench_gpqa")
 
 
 def test_the_notebooks_run_here_are_computing_chapters():
@@ -153,22 +157,24 @@ def test_the_notebooks_run_here_are_computing_chapters():
 
 
 @pytest.mark.parametrize("chapter", RUN_CHAPTERS)
-def test_a_students_notebook_runs_up_to_its_first_stub_and_stops_there(chapter, tmp_path, monkeypatch):
-    """Quick profile, the small parameters of the chapters' synthetic runs (test_chapters): run
-    after them, the experiments before the first stub are read from the session's results cache."""
+def test_run_all_on_a_students_notebook_with_every_stub_unsolved_reaches_the_end(chapter, tmp_path):
+    """Quick profile, the small parameters of the chapters' synthetic runs (test_chapters): run after them,
+    the experiments are read from the session's results cache."""
     written, _ = write_notebooks("students", tmp_path / "nb", [chapter])
     params = {key: str(value) for key, value in params_for(chapter).items()}
     assert set(params) <= set(chapter_parameters(chapter)), "the small parameters are the chapter's own"
-    with pytest.raises(ChapterError) as err:
-        run_chapter(written[0], params, tmp_path / "out", profile="quick", html=False)
-    index, label = _first_stub(written[0])
-    assert f"NotImplementedError: {YOUR_TURN}: exercise {label}" in str(err.value)
-    failed = nbformat.read(tmp_path / "out" / f"{chapter}.failed.ipynb", as_version=4)
-    code = [c for c in failed.cells  # papermill's injected cell is not in the written notebook
-            if c.cell_type == "code" and "injected-parameters" not in c.metadata.get("tags", [])]
-    errors = [i for i, c in enumerate(code) if any(o.get("output_type") == "error" for o in c.get("outputs", []))]
-    assert errors == [index], "the first stub, and only it, stops the notebook"
-    assert all(c.get("execution_count") for c in code[:index]), "every cell before the stub ran"
+    executed = run_chapter(written[0], params, tmp_path / "out", profile="quick", html=False)  # raises on any error
+    nb = nbformat.read(executed, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.get("execution_count") for c in code), "every cell ran"
+    stubs = [c for c in code if STUB_TAG in c.metadata.get("tags", [])]
+    assert stubs
+    for stub in stubs:
+        label = stub.metadata["mbutils_exercise"]
+        said = "".join(o.get("text", "") for o in stub.outputs if o.get("output_type") == "stream")
+        assert f"exercise {label}: not done" in said, f"{chapter}: the stub of {label} did not say 'not done'"
+    summary = "".join(str(o.get("data", {}).get("text/plain", "")) for o in code[-1].outputs)
+    assert "not done" in summary and "failed" in summary  # the closing table of each exercise's state
 
 
 def test_an_instructors_notebook_runs_to_completion(tmp_path):

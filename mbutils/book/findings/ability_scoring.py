@@ -12,14 +12,14 @@ ability (*ability scoring*, the percentile of its composite ability, an increasi
 * ``agreement``: the share of target pairs, pooled over runs, that the scores order as their seen
   accuracies do (pairs tied on the seen half are left out: they have no order to agree with; an
   estimated tie disagrees);
-* ``mdad``: the MDAD (points, monotone fit), from :func:`mbutils.evaluate.paired.compare_selectors`;
+* ``mdad``: the MDAD (points; the book's, the monotone fit), from :func:`mbutils.evaluate.paired.compare_selectors`;
 * ``error``: the mean absolute estimation error in accuracy points, for accuracy scoring only. An
   ability is not on the accuracy scale: ability scoring gives no error, no interval in accuracy
   points and no score that means the same under another fit (its scale is the fit's), only an order.
 
 The two scorings share runs, targets and tests, so each difference (ability minus accuracy) has a
 paired interval: a bootstrap over runs for tau and agreement (both scorings' values of a drawn run
-move together), the joint bootstrap of runs and pairs of ``compare_selectors`` for the MDAD. Every
+move together), and ``compare_selectors``' bootstrap over runs for the MDAD. Every
 interval is pointwise (95% each); :func:`scoring_claim` says how many comparisons a page makes and
 how many differences survive Holm's family-wise control (:func:`mbutils.evaluate.claims_paired.family_note`).
 """
@@ -33,7 +33,7 @@ from mbutils.base.errors import ResultsError
 from mbutils.evaluate.claim import Claim
 from mbutils.evaluate.claims_paired import RESOLUTION, family_note
 from mbutils.evaluate.pair_metrics import kendall_tau_b, pair_agreement
-from mbutils.evaluate.noise import MIN_PAIRS, TOO_FEW
+from mbutils.evaluate.noise import MIN_PAIRS, NON_INFERIOR, TOO_FEW, state as noise_state
 from mbutils.evaluate.paired import BETTER, POWER_80, UNKNOWN, WITHIN, WORSE, compare_selectors
 from mbutils.evaluate.results_table import iter_groups
 from mbutils.methods.protocol import rng_for
@@ -205,8 +205,8 @@ def _powered(row: dict, resolution: float) -> bool:
 def scoring_claim(rows: list[dict], resolution: float = RESOLUTION) -> Claim:
     """How ability scoring compares with accuracy scoring over the comparisons of ``rows``
     (:func:`comparison_rows`): counts per measure and verdict, the MDAD comparisons within noise that
-    had the power to see a ``resolution``-point difference, and the family note (pointwise intervals,
-    Holm's control over all the comparisons, few runs)."""
+    are also within ``resolution`` points (the noise rule's non-inferiority test), and the family note
+    (Holm's control over all the comparisons, few runs)."""
     inputs = {"rows": rows, "resolution": resolution}
     if not rows:
         return Claim("no adaptive tests were scored both ways", "scoring_claim", inputs)
@@ -222,9 +222,8 @@ def scoring_claim(rows: list[dict], resolution: float = RESOLUTION) -> Claim:
                 + (f", with too few target pairs to tell in {count[TOO_FEW]} (fewer than {MIN_PAIRS})"
                    if count[TOO_FEW] else "") + f" of {len(part)}")
         if measure == "mdad" and count[WITHIN]:
-            powered = sum(_powered(r, resolution) for r in part if r["verdict"] == WITHIN)
-            text += (f" ({powered} of the {count[WITHIN]} within noise could have shown a {resolution:g}-point "
-                     "difference with 80% power)")
+            close = sum(noise_state(r, resolution) == NON_INFERIOR for r in part if r["verdict"] == WITHIN)
+            text += f" ({close} of the {count[WITHIN]} within noise also within {resolution:g} points)"
         parts.append(text)
     cells = len({(r["benchmark"], r["size"]) for r in rows})
     text = (f"over {cells} benchmark × size cell{'s' if cells != 1 else ''}, compared pairwise on the same tests, "

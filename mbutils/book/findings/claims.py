@@ -29,21 +29,54 @@ def recompute(payload: str) -> Claim:
 
 # ------------------------------------------------------------------------------ claims
 def catch_up(mdads: dict[str, list[dict]] | dict[str, pd.DataFrame]) -> Claim:
-    """Per benchmark, the smallest size from which random sampling is not worse than any method
-    under the noise rule (:mod:`mbutils.evaluate.noise`), at that size and at every larger size run (the
-    rule the replication chapter applies to the paper's tables too:
-    :func:`mbutils.evaluate.noise.random_within_ci_from`)."""
+    """Per benchmark, the smallest size from which random sampling is no worse than any method by more than
+    the margin, at that size and every larger size run, by the unpaired half of the noise rule (tables of
+    another experiment, such as the paper's: :func:`mbutils.evaluate.noise.unpaired_records` and
+    :func:`mbutils.evaluate.noise.catch_up`, worded as :func:`catch_up_paired` words the paired one)."""
     tables = {name: (t if isinstance(t, pd.DataFrame) else _frame(t)) for name, t in mdads.items()}
-    parts, inputs = [], {}
-    for name, table in tables.items():
-        inputs[name] = _records(table, [c for c in ("selector", "size", "mdad", "ci_low", "ci_high", "n_pairs",
-                                                    "n_runs") if c in table])
-        k = random_within_ci_from(table)
-        largest = int(table["size"].max())
-        few = noise.too_few_text(table)
-        parts.append(f"{name}: from k = {k}" if k is not None else f"{name}: {few}" if few else
-                     f"{name}: not within the sizes run (up to {largest})")
-    return Claim("; ".join(parts), "catch_up", {"mdads": inputs})
+    inputs = {name: _records(table, [c for c in ("selector", "size", "mdad", "ci_low", "ci_high", "n_pairs",
+                                                 "n_runs", "n_distinct_pairs") if c in table])
+              for name, table in tables.items()}
+    comparisons = {name: noise.unpaired_records(table) for name, table in tables.items()}
+    return Claim(catch_up_paired(comparisons).text, "catch_up", {"mdads": inputs})
+
+
+catch_up_claim = catch_up  # the name a page reads it by (``book.catch_up`` is the rule itself)
+
+#: Kendall tau at or above this is "high" in the book's sentences (the level :func:`tau_from` asks of it).
+TAU_HIGH = 0.8
+
+
+def tau_and_mdad(summary: pd.DataFrame | list[dict], mdad: pd.DataFrame | list[dict], size: int,
+                 threshold: float = 0.8, selector: str = "random") -> Claim:
+    """At ``size``: ``selector``'s Kendall tau beside its MDAD (the page's table's cell, with its interval),
+    and whether the tau is high (at least :data:`TAU_HIGH`) while close pairs are not reliably ordered, the
+    paper's point {yauney2025}, or not on this data."""
+    s = summary if isinstance(summary, pd.DataFrame) else _frame(summary)
+    m = mdad if isinstance(mdad, pd.DataFrame) else _frame(mdad)
+    s = s[(s["selector"] == selector) & (s["size"] == size)]
+    m = m[(m["selector"] == selector) & (m["size"] == size)]
+    cols = [c for c in ("selector", "size", "mdad", "ci_low", "ci_high", "n_pairs", "n_distinct_pairs", "n_runs")
+            if c in m]
+    inputs = {"summary": _records(s, ["selector", "size", "tau"]), "mdad": _records(m, cols), "size": int(size),
+              "threshold": float(threshold), "selector": selector}
+    if s.empty or m.empty:
+        return Claim(f"{label(selector)} was not run at k = {size}", "tau_and_mdad", inputs)
+    tau, row = float(s["tau"].iloc[0]), m.iloc[0]
+    head = f"at k = {size} {label(selector)} has Kendall τ = {tau:.2f}"
+    level = f"{'at least' if tau >= TAU_HIGH else 'below'} {TAU_HIGH:g}"
+    if noise.too_few(m).any():
+        text = f"{head} ({level}), and its MDAD rests on too few target pairs to say how close a pair it orders"
+    elif not np.isfinite(float(row["mdad"])):
+        text = f"{head} ({level}), yet its MDAD is not reached: no gap is ordered correctly {threshold:.0%} of the time"
+    elif tau >= TAU_HIGH and float(row["mdad"]) >= 1.0:
+        text = (f"{head} (high: {level}), yet its MDAD is {_mdad_ci(row)}: closer pairs are ordered correctly less "
+                f"than {threshold:.0%} of the time")
+    elif tau < TAU_HIGH:
+        text = f"{head} ({level}, so not high) and an MDAD of {_mdad_ci(row)}"
+    else:
+        text = f"{head} (high) and an MDAD of {_mdad_ci(row)}: here close comparisons are reliable too"
+    return Claim(text, "tau_and_mdad", inputs)
 
 
 def not_reached(table: pd.DataFrame | list[dict], threshold: float) -> Claim:
@@ -85,15 +118,15 @@ def tau_from(summary: pd.DataFrame | list[dict], level: float = 0.8, selector: s
 
 
 def noise_yardstick(mdad: pd.DataFrame | list[dict], n_subtasks: int) -> Claim:
-    """How large a difference between two MDADs the runs themselves produce, on the tables' own
-    intervals (the ones the noise rule compares).
+    """How large a difference between two MDADs the runs themselves produce, on the tables' own intervals.
 
-    With one subtask, subtask-stratified sampling is uniform random sampling, so the gap
-    between their MDADs is pure run-to-run noise, reported beside the intervals; otherwise
-    the yardstick is the median half-width of random sampling's 95% interval.
+    With one subtask, subtask-stratified sampling is uniform random sampling, so the gap between their
+    MDADs is pure run-to-run noise, reported beside the intervals; otherwise the yardstick is the median
+    half-width of random sampling's 95% interval.
     """
     table = mdad if isinstance(mdad, pd.DataFrame) else _frame(mdad)
-    cols = [c for c in ("selector", "size", "mdad", "ci_low", "ci_high", "n_pairs", "n_runs") if c in table]
+    cols = [c for c in ("selector", "size", "mdad", "ci_low", "ci_high", "n_pairs", "n_runs", "n_distinct_pairs")
+            if c in table]
     inputs = {"mdad": _records(table, cols), "n_subtasks": int(n_subtasks)}
     rand = table[table["selector"] == "random"]
     if noise.too_few(rand).any():
@@ -107,18 +140,13 @@ def noise_yardstick(mdad: pd.DataFrame | list[dict], n_subtasks: int) -> Claim:
         gap = (wide["random"] - wide["subtask_equal"]).abs().dropna()
         if not gap.empty:
             k = int(gap.idxmax())
-            text = (f"here subtask-stratified sampling is the same method as uniform random sampling, yet their "
-                    f"MDADs differ by up to {_pts(gap.max())} (at k = {k}), and {ci_text}: this book calls a "
-                    f"difference between methods of one experiment real only when the paired interval of their "
-                    f"difference excludes 0")
+            text = (f"with one subtask, subtask-stratified sampling is uniform random sampling, yet their MDADs "
+                    f"differ by up to {_pts(gap.max())} (at k = {k}); {ci_text}")
             return Claim(text, "noise_yardstick", inputs, value=float(gap.max()))
     if half.empty:
         return Claim("no noise yardstick can be computed here (random sampling's MDAD has no interval)",
                      "noise_yardstick", inputs)
-    text = (f"{ci_text}: this book calls a difference between methods of one experiment real only when the paired "
-            "interval of their difference excludes 0, and between tables of different experiments only when "
-            "their intervals do not overlap")
-    return Claim(text, "noise_yardstick", inputs, value=float(half.median()))
+    return Claim(ci_text, "noise_yardstick", inputs, value=float(half.median()))
 
 
 def unseen_loss(seen: pd.DataFrame | list[dict], unseen: pd.DataFrame | list[dict]) -> Claim:
@@ -181,9 +209,13 @@ def unseen_loss(seen: pd.DataFrame | list[dict], unseen: pd.DataFrame | list[dic
 
 
 def sources_spread(sweep: pd.DataFrame | list[dict]) -> Claim:
-    """How far each method that learns from source models moves across the source counts run
-    (methods that read no source model, such as random sampling, reuse the same runs at every
-    count and cannot move; they are named as such, not ranked)."""
+    """How far each method that learns from source models moves across the source counts run, by the noise
+    rule's unpaired half (each count is its own experiment): a method moves beyond the noise only where its
+    MDADs at its lowest and highest point have disjoint intervals, each widened by one gap bin (methods that
+    read no source model, such as random sampling, reuse the same runs at every count and cannot move;
+    they are named as such, not ranked)."""
+    from mbutils.methods.selectors import needs_sources
+
     sweep = sweep if isinstance(sweep, pd.DataFrame) else _frame(sweep)
     ci = [c for c in ("ci_low", "ci_high") if c in sweep]
     inputs = {"sweep": _records(sweep, ["selector", "size", "mdad", "n_sources", *ci])}
@@ -194,30 +226,29 @@ def sources_spread(sweep: pd.DataFrame | list[dict]) -> Claim:
     free = sorted({label(s) for s in sweep["selector"] if not needs_sources(s)})
     counts = sorted(int(n) for n in sweep["n_sources"].unique())
     names = free[0] if len(free) == 1 else "; ".join(free[:-1]) + " and " + free[-1] if free else ""
-    tail = (f" ({names} read{'s' if len(free) == 1 else ''} no source model and reuse{'s' if len(free) == 1 else ''} "
-            "the same runs at every count, so their MDAD cannot move)" if free else "")
+    tail = (f" ({names} read{'s' if len(free) == 1 else ''} no source model, so cannot move)" if free else "")
     if learners.empty:
         return Claim(f"no method that learns from source models was run{tail}", "sources_spread", inputs)
-    span = learners.groupby("selector")["mdad"].agg(lambda v: v.max() - v.min()).sort_values()
-    # the noise of one MDAD: its interval's median half-width plus one gap bin (the MDAD's resolution);
-    # the sweeps at different counts are separate experiments, so this is the unpaired yardstick
-    half = ((learners["ci_high"] - learners["ci_low"]) / 2).astype(float) if len(ci) == 2 else pd.Series(dtype=float)
-    noise_level = (float(half.median()) if half.notna().any() else 0.0) + noise.DEFAULT_BIN
-    moved = span[span > noise_level]
+    moves = []
+    for selector, part in learners.groupby("selector", sort=False):
+        part = part.sort_values("n_sources")
+        lo_row, hi_row = part.loc[part["mdad"].astype(float).idxmin()], part.loc[part["mdad"].astype(float).idxmax()]
+        both = pd.DataFrame([lo_row, hi_row])
+        low, high = noise.intervals(both, bin_width=noise.DEFAULT_BIN)
+        apart = noise.compare(low[0], high[0], low[1], high[1]) == noise.BETTER
+        moves.append((selector, float(hi_row["mdad"] - lo_row["mdad"]), bool(apart), lo_row, hi_row))
+    moved = [m for m in moves if m[2]]
     start = f"from {counts[0]} to {counts[-1]} sources"
-    if moved.empty:
-        text = (f"{start}, no method that learns from source models moves beyond the noise (its MDAD moves by at most "
-                f"{_pts(span.iloc[-1])}, within the ±{noise_level:.1f} points one MDAD's interval and gap bin "
-                f"allow){tail}")
-    elif len(span) == 1 or span.iloc[-1] - span.iloc[0] <= noise_level:
-        names = ", ".join(label(s) for s in moved.index[::-1])
-        text = (f"{start}, the MDAD of {names} moves by more than the noise (±{noise_level:.1f} points), up to "
-                f"{_pts(span.iloc[-1])}; the methods' spans do not differ from each other beyond that noise{tail}")
+    widest = max(moves, key=lambda m: m[1])
+    if not moved:
+        text = (f"{start}, no method that learns from source models moves beyond the noise: the largest move, "
+                f"{possessive(label(widest[0]))} {_pts(widest[1])}, is between overlapping intervals{tail}")
     else:
-        text = (f"{start}, among the methods that learn from source models the MDAD of {label(span.index[-1])} moves "
-                f"most ({_pts(span.iloc[-1])} between its smallest and largest value) and that of "
-                f"{label(span.index[0])} least ({_pts(span.iloc[0])}), a spread beyond the noise of about "
-                f"±{noise_level:.1f} points{tail}")
+        top = max(moved, key=lambda m: m[1])
+        names_moved = ", ".join(label(m[0]) for m in moved)
+        text = (f"{start}, the MDAD of {names_moved} moves beyond the noise (most: {label(top[0])}, "
+                f"{_mdad_ci(top[3])} at {int(top[3]['n_sources'])} sources, {_mdad_ci(top[4])} at "
+                f"{int(top[4]['n_sources'])}){tail}")
     return Claim(text, "sources_spread", inputs)
 
 

@@ -100,7 +100,8 @@ def conclusions(table: pd.DataFrame, level: float | None = None, max_size: int =
     best = best_methods(table, max_size)
     out = {f"best at k = {int(r.size)}": r.best for r in best.itertuples()}
     catch = random_within_ci_from(table)
-    out["random not worse than any method (noise rule) from k ="] = "never" if catch is None else str(catch)
+    out[f"random within {noise.MARGIN:g} points of every method (noise rule) from k ="] = (
+        "never" if catch is None else str(catch))
     if level is not None:
         reach = reaching(table, level).dropna()
         small = reach[reach["first_size"] <= max_size]

@@ -139,17 +139,33 @@ def sources_table(sweep: dict, threshold: float = 0.8) -> "pd.DataFrame":  # noq
                      ignore_index=True)
 
 
-def relative_table(mdads: dict, selector: str, baseline: str = "random") -> "pd.DataFrame":  # noqa: F821
-    """MDAD of a selector and of random per benchmark and size, and their difference."""
+def relative_table(mdads: dict, selector: str, baseline: str = "random", comparisons: dict | None = None
+                   ) -> "pd.DataFrame":  # noqa: F821
+    """MDAD of a selector and of random per benchmark and size, and their difference; with ``comparisons``
+    (benchmark -> records of ``compare_selectors(results, selector, baseline)``) the cells carry their
+    intervals, the difference its paired interval, and a column gives the noise rule's verdict."""
 
     rows = []
     for name, table in mdads.items():
         wide = table.pivot_table(index="size", columns="selector", values="mdad", dropna=False)
+        cells = {(r.selector, int(r.size)): r for r in table.itertuples(index=False)}
+        paired = {int(r["size"]): r for r in (comparisons or {}).get(name, [])}
         for k, row in wide.iterrows():
-            rows.append({"benchmark": name, "size": k, "method": row.get(selector), "random": row.get(baseline),
-                         "difference": row.get(selector) - row.get(baseline)})
+            if comparisons is None:
+                rows.append({"benchmark": name, "size": k, "method": row.get(selector), "random": row.get(baseline),
+                             "difference": row.get(selector) - row.get(baseline)})
+                continue
+            r = paired.get(int(k), {})
+            d, lo, hi = (r.get(c) for c in ("difference", "low", "high"))
+            diff = ("—" if d is None or not np.isfinite(d) else f"{d:+.1f} [" + ", ".join(
+                "open" if v is None or not np.isfinite(v) else f"{v:+.1f}" for v in (lo, hi)) + "]")
+            rows.append({"benchmark": name, "size": int(k),
+                         "method": _with_ci(cells[(selector, int(k))]) if (selector, int(k)) in cells else "—",
+                         "random": _with_ci(cells[(baseline, int(k))]) if (baseline, int(k)) in cells else "—",
+                         "difference [paired 95%]": diff, "verdict": r.get("verdict", "—")})
     out = pd.DataFrame(rows)
-    out.attrs["mdad_columns"] = ["method", "random"]
+    if comparisons is None:
+        out.attrs["mdad_columns"] = ["method", "random"]
     return out
 
 
@@ -171,8 +187,8 @@ def items_needed(mdads: dict, gaps: Sequence[float]) -> "pd.DataFrame":  # noqa:
     ordered at the threshold *even at the upper end of the MDAD's 95% interval*, at that size and
     every larger size run; ``> K`` when no size does.
 
-    Read the tables with monotone MDADs (``metrics.mdad_table(method="monotone")``), so that an
-    MDAD at most the gap means every larger gap reaches the threshold too. A cell never states
+    Read the book's tables (``metrics.mdad_table``: monotone MDADs, run-bootstrap intervals), so that
+    an MDAD at most the gap means every larger gap reaches the threshold too. A cell never states
     fewer items than the interval supports: an open or missing upper end supports nothing.
     The numbers behind each cell are in ``attrs["cells"]`` (benchmark, selector, gap, size,
     mdad, ci_low, ci_high at that size) for checking.
@@ -261,19 +277,21 @@ def benchmark_facts(setting, res, mdad, summary, small_verdict: str) -> dict[str
 
 
 def full_mdad_table(results: dict) -> "pd.DataFrame":  # noqa: F821
-    """MDAD with pair and run CIs at thresholds 0.7/0.8/0.9, seen and unseen, for every benchmark."""
+    """MDAD at thresholds 0.7/0.8/0.9, seen and unseen, for every benchmark: the book's (monotone fit,
+    interval from a bootstrap over runs) and, labelled, the paper's (first crossing, per-bin pair bootstrap)."""
 
 
     parts = []
     for name, res in results.items():
         for split in ("seen", "unseen"):
             for t in (0.7, 0.8, 0.9):
-                pairs = mdad_table(res, threshold=t, split=split)
-                runs = mdad_table(res, threshold=t, split=split, ci="runs")
-                parts.append(pairs.assign(benchmark=res.attrs.get("data", name), split=split, threshold=t,
-                                          run_ci_low=runs["ci_low"], run_ci_high=runs["ci_high"]))
+                book = mdad_table(res, threshold=t, split=split)
+                paper = mdad_table(res, threshold=t, split=split, method="first", ci="pairs")
+                parts.append(book.assign(benchmark=res.attrs.get("data", name), split=split, threshold=t,
+                                         paper_mdad=paper["mdad"].to_numpy(), paper_ci_low=paper["ci_low"].to_numpy(),
+                                         paper_ci_high=paper["ci_high"].to_numpy()))
     cols = ["benchmark", "split", "threshold", "selector", "size", "mdad", "ci_low", "ci_high",
-            "run_ci_low", "run_ci_high", "n_pairs", "n_runs"]
+            "paper_mdad", "paper_ci_low", "paper_ci_high", "n_pairs", "n_distinct_pairs", "n_runs"]
     return pd.concat(parts, ignore_index=True)[cols]
 
 
@@ -317,18 +335,18 @@ def binning_comparison(results) -> "pd.DataFrame":  # noqa: F821
 
 
 def mdad_variants(results, threshold: float = 0.8) -> "pd.DataFrame":  # noqa: F821
-    """MDAD under the paper's rules and each alternative, with both CI widths."""
+    """MDAD under the paper's rules (first crossing) and each alternative, the book's (monotone) among them,
+    with the width of the paper's pair-bootstrap interval and of the book's run-bootstrap interval."""
 
-    base = mdad_table(results, threshold=threshold)
-    runs = mdad_table(results, threshold=threshold, ci="runs")
-    mono = mdad_table(results, threshold=threshold, method="monotone", ci="none")
-    excl = mdad_table(results, threshold=threshold, tie_rule="exclude", ci="none")
+    base = mdad_table(results, threshold=threshold, method="first", ci="pairs")
+    runs = mdad_table(results, threshold=threshold)
+    excl = mdad_table(results, threshold=threshold, method="first", tie_rule="exclude", ci="none")
     out = base[["selector", "size", "mdad"]].rename(columns={"mdad": "MDAD (paper)"})
     out["ties excluded"] = excl["mdad"].to_numpy()
-    out["monotone"] = mono["mdad"].to_numpy()
-    out["CI width, pairs"] = (base["ci_high"] - base["ci_low"]).to_numpy()
-    out["CI width, runs"] = (runs["ci_high"] - runs["ci_low"]).to_numpy()
-    out.attrs["mdad_columns"] = ["MDAD (paper)", "ties excluded", "monotone"]
+    out["monotone (the book's)"] = runs["mdad"].to_numpy()
+    out["CI width, pairs (paper)"] = (base["ci_high"] - base["ci_low"]).to_numpy()
+    out["CI width, runs (book)"] = (runs["ci_high"] - runs["ci_low"]).to_numpy()
+    out.attrs["mdad_columns"] = ["MDAD (paper)", "ties excluded", "monotone (the book's)"]
     return out
 
 

@@ -241,7 +241,7 @@ def seen_vs_unseen(mdad_seen: pd.DataFrame, mdad_unseen: pd.DataFrame,
                 linestyle=st.linestyle, marker=st.marker, markersize=MARKER_SIZE)
     ax.axhline(0, color=THRESHOLD_COLOR, linewidth=0.8)
     size_axis(ax, sizes, "MDAD unseen - seen (points)")
-    ax.set_title("generalisation cost of the micro-benchmark", fontsize=10)
+    ax.set_title("unseen minus seen, by k", fontsize=10)
     return finish_figure(fig, axes, selectors)
 
 
@@ -338,8 +338,11 @@ def target_set_figure(accuracy: np.ndarray, mdad: pd.DataFrame, selectors: Seque
     return finish_figure(fig, axes, selectors, extra_handles=marks)
 
 
-def relative_mdad(mdads: Mapping[str, pd.DataFrame], selector: str, baseline: str = "random"):
-    """MDAD of ``selector`` minus MDAD of ``baseline`` against k, one line per benchmark."""
+def relative_mdad(mdads: Mapping[str, pd.DataFrame], selector: str, baseline: str = "random",
+                  comparisons: Mapping[str, list] | None = None):
+    """MDAD of ``selector`` minus MDAD of ``baseline`` against k, one line per benchmark; with ``comparisons``
+    (benchmark -> records of ``compare_selectors(results, selector, baseline)``) each point carries its paired
+    95% interval as a bar, the interval the noise rule reads."""
     fig, axes = new_figure(1, 1, width=5.2, height=3.6)
     ax = axes[0, 0]
     handles, sizes, drawn = [], set(), 0
@@ -351,6 +354,15 @@ def relative_mdad(mdads: Mapping[str, pd.DataFrame], selector: str, baseline: st
         drawn += int(np.isfinite(diff).sum())
         sizes.update(int(k) for k in wide.index)
         handles += ax.plot(wide.index, diff, label=name, **series_style(i))
+        records = (comparisons or {}).get(name) or []
+        if records:
+            k = np.array([float(r["size"]) for r in records])
+            mid = np.array([np.nan if r.get("difference") is None else float(r["difference"]) for r in records])
+            lo = np.array([np.nan if r.get("low") is None else float(r["low"]) for r in records])
+            hi = np.array([np.nan if r.get("high") is None else float(r["high"]) for r in records])
+            ok = np.isfinite(mid) & np.isfinite(lo) & np.isfinite(hi)
+            ax.errorbar(k[ok], mid[ok], yerr=[np.maximum(mid[ok] - lo[ok], 0), np.maximum(hi[ok] - mid[ok], 0)],
+                        fmt="none", ecolor=series_style(i).get("color", "#000000"), elinewidth=1, capsize=2)
     ax.axhline(0, color=THRESHOLD_COLOR, linewidth=0.8)
     ylabel = f"MDAD: {label(selector)} - {label(baseline)} (points)"
     if not drawn:  # nothing to compare: say so instead of an empty (and unscalable) log axis
@@ -361,7 +373,8 @@ def relative_mdad(mdads: Mapping[str, pd.DataFrame], selector: str, baseline: st
         ax.set_ylabel(ylabel)
     else:
         size_axis(ax, sorted(sizes), ylabel)
-    ax.set_title("below zero: better than random", fontsize=10)
+    ax.set_title("bars: paired 95% interval; a bar wholly below zero: lower than random" if comparisons else
+                 "difference of the two MDADs (no interval drawn)", fontsize=9)
     name_panels(fig, list(mdads), [ax] * len(mdads))
     return finish_figure(fig, axes, extra_handles=handles)
 
