@@ -50,6 +50,31 @@ SOURCES = {
                    "item = category:doc_id, doc_id = position in the test split; categories joined "
                    "from the test split in question-id order",
     },
+    "musr-leaderboard": {
+        "title": "MuSR, Open LLM Leaderboard v2 per-item correctness",
+        "source": "Open LLM Leaderboard v2 details as collected by the PredictaBoard project",
+        "licence": "GPL-3.0 (the licence of the collecting repository)",
+        "derived": "0/1 correctness (acc_norm, the leaderboard's MuSR metric) of the latest run per model; "
+                   "item = subtask:doc_id over the 3 leaderboard MuSR subtasks (murder_mysteries 250, "
+                   "object_placements 256, team_allocation 250 documents)",
+    },
+    "math-hard-leaderboard": {
+        "title": "MATH level 5 (MATH-Hard), Open LLM Leaderboard v2 per-item correctness",
+        "source": "Open LLM Leaderboard v2 details as collected by the PredictaBoard project",
+        "licence": "GPL-3.0 (the licence of the collecting repository)",
+        "derived": "0/1 exact match (exact_match of the 4-shot generation, the leaderboard's MATH metric) of the "
+                   "latest run per model; item = subtask:doc_id over the 7 leaderboard MATH-Hard subtasks (1,324 "
+                   "level-5 problems); subtask beginner_algebra_hard is the leaderboard's algebra_hard, named as "
+                   "the collecting repository names it",
+    },
+    "ifeval-leaderboard": {
+        "title": "IFEval, Open LLM Leaderboard v2 per-prompt correctness",
+        "source": "Open LLM Leaderboard v2 details as collected by the PredictaBoard project",
+        "licence": "GPL-3.0 (the licence of the collecting repository)",
+        "derived": "0/1 prompt-level strict accuracy (prompt_level_strict_acc, the metric the leaderboard reports "
+                   "for IFEval and the one the collecting script reads per prompt) of the latest run per model; "
+                   "item = ifeval:doc_id over the 541 prompts",
+    },
     "mmlu-pro-tiger-lab": {
         "title": "MMLU-Pro, chain-of-thought outputs of TIGER-AI-Lab's evaluation",
         "source": "TIGER-AI-Lab/MMLU-Pro published evaluation results (eval_results)",

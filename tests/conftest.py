@@ -162,8 +162,8 @@ LANE_MODULES: dict[str, set[str]] = {
     "publish/test_chapters_knobs.py": {"book"},
     # Runs the real lm-evaluation-harness (dummy model, local dataset) four times, the last the group task (38 s).
     "micro/test_lm_eval_task_harness.py": {"slow"},
-    # Builds two folders, moves one, and runs the real harness (dummy model, local dataset) three times (51 s).
-    "micro/test_lm_eval_portable.py": {"slow"},
+    # Builds two folders, moves one, and runs the real harness (dummy model, local dataset) three times (20-50 s).
+    "micro/test_lm_eval_export_portable.py": {"slow"},
     # Indexes the installed harness's 14,000 task configs twice (its task index, then its TaskManager over
     # three exports of the shipped leaderboard bundles) and builds them (17 s alone).
     "micro/test_lm_eval_export.py": {"slow"},

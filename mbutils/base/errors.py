@@ -291,4 +291,18 @@ class ChapterParameterError(ChapterError):
 
 class CheckFailed(AssertionError):
     """A named check found a value other than the one expected (an ``AssertionError``, so a wrong
-    solution fails the book's build as an ``assert`` would)."""
+    solution fails the book's build as an ``assert`` would).
+
+    Raised by the exercises' checks (``book.check``) in the book's builds; the students' notebooks and
+    the grader report a failed check instead.
+
+    Examples
+    --------
+    >>> from mbutils import CheckFailed
+    >>> from mbutils.book.exercises import check
+    >>> try:
+    ...     check("ex-demo", "answer", 41, 42)
+    ... except CheckFailed as err:
+    ...     print(isinstance(err, AssertionError), "expected 42" in str(err))
+    True True
+    """

@@ -35,27 +35,30 @@ def split_results(settings: dict, selectors, frontier: float) -> dict[tuple[str,
 
 
 def estimator_table(runs: dict, threshold: float, mdads: dict | None = None) -> pd.DataFrame:
-    """Per benchmark, split, selector and size: estimation error (points) and monotone MDAD (points;
-    NaN, shown as 'not reached', when the fitted curve never reaches ``threshold``).
+    """Per benchmark, split, selector and size: estimation error (points) and MDAD (points, the book's;
+    NaN, shown as 'not reached', when the fitted curve never reaches ``threshold``), with the MDAD's 95%
+    interval as the page's table shows it (``MDAD [95%]``).
 
-    ``mdads``: (benchmark title, split) -> ``mdad_table(results, method="monotone")`` when the page has
-    them already (its figure draws them), so table and figure show the same numbers; else they are
-    computed without an interval."""
+    ``mdads``: (benchmark title, split) -> ``mdad_table(results)`` when the page has them already (its
+    figure draws them), so table and figure show the same numbers; else they are computed here."""
+    from mbutils.book.findings.reports import mdad_cell
+
     rows = []
     for (title, split), res in runs.items():
         error = summary_table(res).set_index(["selector", "size"])["error"]
-        table = (mdads[title, split] if mdads is not None
-                 else mdad_table(res, threshold=threshold, method="monotone", ci="none"))
+        table = mdads[title, split] if mdads is not None else mdad_table(res, threshold=threshold)
         mdad = table.set_index(["selector", "size"])
         for (selector, size), value in error.items():
+            row = mdad.loc[(selector, size)]
             rows.append({"benchmark": title, "split": split, "method": label(selector), "k": int(size),
-                         "error (points)": float(value), "MDAD (points)": float(mdad.loc[(selector, size), "mdad"])})
+                         "error (points)": float(value), "MDAD (points)": float(row["mdad"]),
+                         "MDAD [95%]": mdad_cell(row)})
     out = pd.DataFrame(rows)
     out.attrs["mdad_columns"] = ["MDAD (points)"]
     return out
 
 
-def estimators_versus_random(runs: dict, selector: str, threshold: float, n_boot: int = 300) -> dict:
+def estimators_versus_random(runs: dict, selector: str, threshold: float, n_boot: int = 2000) -> dict:
     """split -> benchmark -> {"mdad": records of the paired MDAD comparison, "error": records of the paired
     error comparison} of ``selector`` against random sampling."""
     out: dict = {split: {} for split in SPLITS}

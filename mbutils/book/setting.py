@@ -16,6 +16,7 @@ import numpy as np
 
 from mbutils.data.datasets import (BENCHMARK_TITLES, BENCHMARKS, DataChoice, benchmark_key, real_or_stand_in, resolve_data)
 from mbutils.base.errors import BookError
+from mbutils.evaluate.paired import compare_selectors
 from mbutils.methods.experiment import n_seen_items, run_experiment
 from mbutils.book.profiles import (PAPER_SELECTORS, PROFILE_BLURB, PROFILE_ENV, PROFILES, default_jobs, profile_name, target_cases, variant_benchmarks)
 from mbutils.data.benchmark import Benchmark
@@ -149,8 +150,6 @@ class Setting:
         power, measured on random against subtask-stratified sampling (two light selectors every
         benchmark page runs; NaN where either MDAD is not reached)."""
         if "resolution" not in self._memo:
-            from mbutils.evaluate.paired import compare_selectors
-
             table = compare_selectors(self.results(["random", "subtask_equal"]), "random", "subtask_equal")
             self._memo["resolution"] = table.set_index("size")["detectable"].astype(float)
         return self._memo["resolution"]

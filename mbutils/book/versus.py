@@ -34,7 +34,7 @@ def versus_random(settings: dict, method: str, threshold: float = 0.8) -> dict:
     show(fig, f"MDAD of {name} minus MDAD of Random (points), with the paired 95% interval of the difference (a "
          "bootstrap over the runs both share): a bar wholly below zero means lower than random sampling's beyond the "
          "noise. " + context, stand_in=plots.panels(fig, stand_ins), label="difference")
-    table(relative_table(mdads, method, comparisons), caption=f"MDAD (points) of {name} and Random per benchmark "
+    table(relative_table(mdads, method, comparisons=comparisons), caption=f"MDAD (points) of {name} and Random per benchmark "
           "and size with their 95% intervals; 'difference' = method - random, with its paired 95% interval and the "
           "verdict of the noise rule. " + context, label="versus-random")
     claim_note("Against random sampling, computed", versus_random_paired(comparisons, method),

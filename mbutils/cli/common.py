@@ -228,8 +228,6 @@ def check_results_out(out: str, inputs=(), force: bool = False) -> Path:
         raise ResultsError(f"{out}: the folder {path.parent} does not exist")
     refuse_existing(path, force)
     if path.suffix == ".csv":
-        from mbutils.base.provenance import sidecar_path
-
         check_not_input(sidecar_path(path), inputs, ResultsError)
         refuse_existing(sidecar_path(path), force, "--out (a CSV keeps its provenance in that file beside it)")
     return path

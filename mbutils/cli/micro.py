@@ -11,7 +11,7 @@ import pandas as pd
 
 from mbutils.base.errors import MbutilsError, ResultsError
 from mbutils.base.provenance import check_bundle
-from mbutils.base.tables import mdad_text, upper_bound_text
+from mbutils.base.tables import mdad_text, render, upper_bound_text
 from mbutils.cli.common import (BIN_WIDTH, MAX_RUNS, MISSING_CHOICES, SEED, THRESHOLD, Formatter, add_mdad_options,
                                 add_missing, add_protocol, add_retired_option, as_number, bundle_folder_of,
                                 check_results_out, check_target_set, count, number, size_list, whole_results, workers,
@@ -20,6 +20,7 @@ from mbutils.data.bundle import find_bundle
 from mbutils.data.datasets import load_benchmark
 from mbutils.methods.protocol import Protocol
 from mbutils.methods.selectors import make_selector
+from mbutils.micro.choice import choice_table
 from mbutils.micro.shipped import open_micro
 
 
@@ -311,9 +312,6 @@ def cmd_build_micro(args) -> int:
                        f"{mdad_text(card.random_mdad, unit=' points')} (the exact planner's prediction)"
                        + (f"; note: {card.note}" if card.note else ""))
     if card.choice:
-        from mbutils.base.tables import render
-        from mbutils.micro.choice import choice_table
-
         print(f"selector auto: {card.choice['reason']} The candidates:")
         print(render(choice_table(card.choice).round(1), "markdown"))
     print(f"wrote {built.path}: {built.k} items of {bench.name} chosen by {built.selector} "

@@ -16,8 +16,9 @@ import pandas as pd
 from mbutils.base.names import label, possessive
 from mbutils.evaluate import noise
 from mbutils.evaluate.claim import Claim
+from mbutils.evaluate.metrics import mdad_table
 from mbutils.evaluate.noise import MARGIN, MIN_PAIRS, TOO_FEW, too_few_sentence
-from mbutils.evaluate.paired import BETTER, FEW_RUNS, UNKNOWN, WITHIN, WORSE, holm
+from mbutils.evaluate.paired import BETTER, FEW_RUNS, UNKNOWN, WITHIN, WORSE, compare_selectors, holm
 
 #: The margin (points) of the non-inferiority test, :data:`mbutils.evaluate.noise.MARGIN` (the old name).
 RESOLUTION = MARGIN
@@ -132,7 +133,7 @@ def best_at_size_paired(comparisons: dict, size: int, lowest: str, mdads: dict, 
         text = (f"{label(lowest)} is the most reliable method at k = {size} (MDAD {shown}): its MDAD is lower than "
                 "each other method's beyond the noise")
     else:
-        named = ", ".join(label(o) for o in close[:3]) + (f" and {len(close) - 3} more" if len(close) > 3 else "")
+        named = "; ".join(label(o) for o in close[:3]) + (f" and {len(close) - 3} more" if len(close) > 3 else "")
         text = f"no method is clearly most reliable at k = {size}: {head}, within noise of {named}"
         if beaten:
             text += f", and lower than {len(beaten)} other{'s' if len(beaten) > 1 else ''} beyond it"
@@ -184,9 +185,6 @@ def best_at_size_of(results: pd.DataFrame, size: int, *, threshold: float = 0.8,
     """:func:`best_at_size_paired` computed from one experiment's results: the MDADs at ``size`` (read from
     ``mdad``, the page's own :func:`~mbutils.evaluate.metrics.mdad_table`, so the sentence quotes its cells;
     computed when not given), and the lowest method compared pairwise with every other."""
-    from mbutils.evaluate.metrics import mdad_table
-    from mbutils.evaluate.paired import compare_selectors
-
     part = mdad if mdad is not None else mdad_table(results, threshold=threshold)
     part = part[part["size"] == int(size)]
 

@@ -212,9 +212,10 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
         The 95% interval. ``"runs"`` (the book's) is a cluster bootstrap: it resamples whole
         runs (the pairs of a run share a split and a micro-benchmark, so they are not
         independent), recomputes the MDAD with ``method`` and takes the 2.5% and 97.5%
-        quantiles (a bound no resample reaches is NaN). Its coverage against an MDAD pooled
+        quantiles (a bound no resample reaches is NaN; from a single run, which every resample
+        repeats, the interval is [0, open]). Its coverage against an MDAD pooled
         over thousands of runs is measured by
-        :func:`mbutils.evaluate.interval_coverage.mdad_coverage`. ``"pairs"`` is the paper's
+        ``mbutils.evaluate.interval_coverage.mdad_coverage``. ``"pairs"`` is the paper's
         bootstrap: every bin's pairs are resampled independently, the bins where the 2.5% and
         97.5% agreement bounds first cross the threshold are found, and the interval is made
         symmetric around the MDAD by the larger of the two distances (so ``ci_low`` can be
@@ -299,6 +300,8 @@ def mdad_table(results: pd.DataFrame, *, threshold: float = 0.8, split: str = "s
             lo = hi = np.nan
         elif ci == "pairs":
             lo, hi = _ci_pairs(agree, total, threshold, mdad, n_boot, rng, bin_width)
+        elif len(pairs.runs) < 2:  # one run resampled is that run every time: an interval of no width, unmeasured
+            lo, hi = 0.0, np.nan
         else:
             lo, hi = _ci_runs(agree_runs, total_runs, threshold, method, n_boot, rng, bin_width)
         distinct = pairs.n_distinct

@@ -131,6 +131,8 @@ def _compare_size(pa, pb, *, threshold, tie_rule, bin_width, method, n_boot, rng
     detectable = POWER_80 * se if np.isfinite(se) else np.nan
     ma, mb = float(mdads[0][0]), float(mdads[1][0])
     distinct = pa.n_distinct
+    if n_runs < 2:  # every draw repeats the one run: no interval at all
+        low = high = se = detectable = np.nan
     if min(distinct, int(total.sum())) < MIN_PAIRS:
         verdict = TOO_FEW
     elif not (np.isfinite(ma) and np.isfinite(mb)) or open_end or not (np.isfinite(low) and np.isfinite(high)):

@@ -17,6 +17,7 @@ from mbutils.data.benchmark import Benchmark
 from mbutils.evaluate import noise
 from mbutils.evaluate.metrics import agreement_curve, mdad_table
 from mbutils.evaluate.pair_metrics import first_crossing
+from mbutils.evaluate.paired import BETTER, compare_selectors
 from mbutils.evaluate.planning_curves import gap_bin, predicted_mdad, size_curve
 from mbutils.evaluate.planning_population import pair_population
 from mbutils.methods.experiment import cache_path, check_sizes
@@ -83,8 +84,6 @@ def _compare_selectors(results: pd.DataFrame, random_size: int | None, gap_bin_i
     at["random_mdad"] = random_sim.get(target, random_pred.get(target, np.nan))
     at["random_source"] = "simulated" if target in random_sim.index else "predicted"
     if target in random_sim.index:  # random ran in this experiment: compare pairwise on the shared runs
-        from mbutils.evaluate.paired import BETTER, compare_selectors
-
         def beats(selector: str) -> str:
             row = compare_selectors(results, selector, "random", threshold=threshold, bin_width=bin_width,
                                     tie_rule=tie_rule, sizes=[int(target)]).iloc[0]

@@ -8,6 +8,13 @@ refused, naming the log and the filters it records). Documents are matched to it
 records them (``lm_eval_tasks``: each micro task's harness task, documents and their items), so a log
 of ``leaderboard_gpqa_main`` scores the items ``gpqa_main_NNN``; a micro task's documents by the original
 index its filter stamped, never by position.
+
+Their content is checked too (:func:`check_content`): each chosen document's fingerprint (stamped by a
+micro task's filter; computed from the logged document for a log of the whole task) must be the one
+``micro.json`` recorded when the folder was built (``fingerprints``, for a local dataset), else the log is
+refused as one of a reordered or different dataset of the same size; two logs of one call must agree on
+each document's content. A micro task's log whose filter stamped another micro task's identity, or
+documents this one did not choose, is refused as a log of another micro-benchmark.
 """
 
 from __future__ import annotations

@@ -210,8 +210,12 @@ def record_fingerprints(folder: Path, tasks: dict) -> str:
     resolved = {m: e for m, e in tasks.items() if e.get("config") is not None}
     if not resolved or not harness_installed():
         return ""
-    local = [m for m, e in resolved.items() if local_dataset(merged_config(folder / e["include"]))]
-    why: list[str] = []
+    configs = {m: merged_config(folder / e["include"]) for m, e in resolved.items()}
+    local = [m for m, config in configs.items() if local_dataset(config)]
+    remote = len(resolved) - len(local)
+    why = [f"{remote} task(s) read their dataset from the Hugging Face Hub when run (or from files not found from "
+           "here), which build-micro does not fetch, so score checks only that the logs it is given agree with each "
+           "other on their documents"] if remote else []
     if local:
         with _quiet_harness(folder):
             try:
@@ -219,7 +223,8 @@ def record_fingerprints(folder: Path, tasks: dict) -> str:
 
                 loaded = TaskManager(include_path=str(folder), include_defaults=False).load(local)["tasks"]
             except Exception as err:  # noqa: BLE001 -- any failure of the harness or the dataset: nothing recorded
-                loaded, why = {}, [f"the harness could not load them here ({type(err).__name__})"]
+                loaded = {}
+                why.append(f"the harness could not load the local one(s) here ({type(err).__name__})")
             for micro in local:
                 task, entry = loaded.get(micro), tasks[micro]
                 if task is None:
@@ -233,9 +238,6 @@ def record_fingerprints(folder: Path, tasks: dict) -> str:
                     continue
                 entry["fingerprints"] = [stamped[d] for d in entry["docs"]]
                 entry["fingerprint_fields"] = list(task.dataset[split].column_names)
-    done = [m for m in tasks if tasks[m]["fingerprints"] is not None]
-    text = (f"the chosen documents' content fingerprints recorded for {len(done)} of {len(tasks)} task(s)"
-            + ("" if len(done) == len(tasks) else
-               " (a dataset fetched from the Hugging Face Hub is not read at build time, so score can check only "
-               "that its logs agree with each other" + (f"; {'; '.join(why)}" if why else "") + ")"))
-    return text
+    done = sum(entry["fingerprints"] is not None for entry in tasks.values())
+    return (f"the chosen documents' content fingerprints recorded for {done} of {len(tasks)} task(s)"
+            + "".join(f"; {reason}" for reason in why))

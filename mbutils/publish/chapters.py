@@ -32,6 +32,7 @@ from mbutils.base.validation import check_choice
 from mbutils.publish import kernel_guard
 from mbutils.publish.book_index import book_index
 from mbutils.publish.preflight import check_values, run_chapter_wording
+from mbutils.publish.publish import launch_notebook
 from mbutils.publish.standalone import plain_notebook
 
 SOURCE_CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"  # present in a source checkout
@@ -145,8 +146,6 @@ def to_notebook(chapter: str | Path, out: str | Path, *, launch: bool = False, v
     if values:
         nb = retitle_for_data(nb, chapter, values)
     if launch:
-        from mbutils.publish.publish import launch_notebook
-
         nb = launch_notebook(nb)
     out = Path(out)
     if out.is_dir():

@@ -32,7 +32,11 @@ import textwrap
 from contextlib import contextmanager
 from pathlib import Path
 
+import pandas as pd
+
 from mbutils.base.errors import MbutilsError
+from mbutils.data.datapath import data_environment
+from mbutils.publish.student_notebooks import EXERCISE_KEY, check_block, exercises_of
 
 #: The states of an exercise in the grades table, best first.
 STATES = ("passed", "failed", "not done", "error", "missing")
@@ -47,7 +51,6 @@ def chapter_checks(chapter: str) -> dict[str, str]:
     """label -> the full check block (hidden checks included) of each exercise of a chapter, read from
     its source (the instructors' copy)."""
     from mbutils.publish.chapters import chapter_path
-    from mbutils.publish.student_notebooks import check_block
 
     text = chapter_path(chapter).read_text(encoding="utf-8")
     found = {}
@@ -59,8 +62,6 @@ def chapter_checks(chapter: str) -> dict[str, str]:
 
 
 def _stub_label(cell) -> str | None:
-    from mbutils.publish.student_notebooks import EXERCISE_KEY
-
     if cell.cell_type != "code":
         return None
     label = cell.metadata.get(EXERCISE_KEY)
@@ -133,9 +134,7 @@ def grade_notebook(path: str | Path, *, params: dict | None = None, profile: str
     import nbformat
     from nbclient import NotebookClient
 
-    from mbutils.data.datapath import data_environment
     from mbutils.publish.chapters import chapter_path
-    from mbutils.publish.student_notebooks import exercises_of
 
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
@@ -215,8 +214,6 @@ def grade_folder(folder: str | Path, *, params: dict | None = None, profile: str
     submission (its path in the folder, without ``.ipynb``), its chapter, one column per exercise
     with its state, and the score ("3/4": exercises passed of all); the details one row per check
     (submission, exercise, name, hidden, status, message)."""
-    import pandas as pd
-
     folder = Path(folder)
     rows, details = [], []
     for path in submissions(folder):

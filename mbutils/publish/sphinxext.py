@@ -35,7 +35,8 @@ from mbutils.base.fingerprint import book_fingerprint
 from mbutils.book.profiles import profile_name
 from mbutils.publish import build_times
 from mbutils.publish.page_runs import execute_pages
-from mbutils.publish.student_notebooks import NOTEBOOK_FOLDER, ZIP_NAMES
+from mbutils.publish.publish import show_pdf_link
+from mbutils.publish.student_notebooks import NOTEBOOK_FOLDER, ZIP_NAMES, computing_chapters, write_notebooks
 
 
 def build_fingerprint() -> str:
@@ -119,8 +120,6 @@ def _on_doctree_resolved(app, doctree, docname) -> None:
 
 def _computing(app) -> set[str]:
     if not hasattr(app, "_mbutils_computing"):
-        from mbutils.publish.student_notebooks import computing_chapters
-
         app._mbutils_computing = set(computing_chapters())
     return app._mbutils_computing
 
@@ -148,8 +147,6 @@ def _write_notebooks(app, exc) -> None:
     """The students' or instructors' copy: every computing chapter as a notebook, and their zip."""
     copy = app.config.mbutils_copy
     if exc is None and app.builder.format == "html" and copy != "default":
-        from mbutils.publish.student_notebooks import NOTEBOOK_FOLDER, write_notebooks
-
         write_notebooks(copy, Path(app.outdir) / NOTEBOOK_FOLDER)
 
 
@@ -162,8 +159,6 @@ def _pdf_link(app, exc) -> None:
     """The front page links the book's PDF only when one is in the output folder (book-pdf puts it
     there); otherwise its sentence stays an inert template (:func:`mbutils.publish.publish.show_pdf_link`)."""
     if exc is None and app.builder.format == "html":
-        from mbutils.publish.publish import show_pdf_link
-
         show_pdf_link(app.outdir, app.config.root_doc)
 
 

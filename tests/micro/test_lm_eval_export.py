@@ -1,6 +1,7 @@
 """The harness-exact lm-eval export: the tasks the Open LLM Leaderboard runs, one group, checked by lm-eval 0.4.13.
 
-For each shipped leaderboard bundle (gpqa, bbh-leaderboard, mmlu-pro-leaderboard) a small micro-benchmark
+For each shipped leaderboard bundle (gpqa, bbh-leaderboard, mmlu-pro-leaderboard, musr-leaderboard,
+math-hard-leaderboard, ifeval-leaderboard) a small micro-benchmark
 is built and lm-evaluation-harness's own TaskManager (the installed 0.4.13, its default tasks included)
 must index every exported ``<harness task>_micro`` task and the group ``<benchmark>_micro``; each task
 includes the harness's own YAML of its task and names the documents the items are. A bundle of one's own
@@ -44,6 +45,14 @@ LEADERBOARD = {
                         lambda item, subtask: (f"leaderboard_bbh_{subtask}", int(item.rsplit(":", 1)[1]))),
     "mmlu-pro-leaderboard": ("mmlu-pro-leaderboard_micro", "acc",
                              lambda item, subtask: ("leaderboard_mmlu_pro", int(item.rsplit(":", 1)[1]))),
+    "musr-leaderboard": ("musr-leaderboard_micro", "acc_norm",
+                         lambda item, subtask: (f"leaderboard_musr_{subtask}", int(item.rsplit(":", 1)[1]))),
+    # the collecting repository's beginner_algebra_hard is the leaderboard's algebra_hard
+    "math-hard-leaderboard": ("math-hard-leaderboard_micro", "exact_match",
+                              lambda item, subtask: (f"leaderboard_math_{subtask.removeprefix('beginner_')}",
+                                                     int(item.rsplit(":", 1)[1]))),
+    "ifeval-leaderboard": ("ifeval-leaderboard_micro", "prompt_level_strict_acc",
+                           lambda item, subtask: ("leaderboard_ifeval", int(item.rsplit(":", 1)[1]))),
 }
 
 
@@ -232,3 +241,39 @@ def test_the_group_aggregation_follows_the_estimator():
     weighted = MicroBenchmark(np.array([0, 1, 3]), np.array([0.2, 0.3, 0.5]))
     assert group_aggregation(weighted, parsed, "correct") == (True, False)
     assert group_aggregation(plain, parsed, "confidence") == (True, False)
+
+
+def _functions_named(value, prefix: str, dotted):
+    """A config loaded without its functions, each ``!function`` (a path string under ``prefix``) as its import path."""
+    if isinstance(value, dict):
+        return {key: _functions_named(inner, prefix, dotted) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_functions_named(inner, prefix, dotted) for inner in value]
+    if isinstance(value, str) and value.startswith(prefix):
+        return ("function", dotted(value[len(prefix):]))
+    return value
+
+
+@pytest.mark.parametrize("name", list(LEADERBOARD))
+def test_each_micro_task_is_the_harness_task_renamed_and_filtered_and_nothing_else(leaderboard, name):
+    """lm-eval's own loader reads each exported micro task as the harness's task (includes merged) with only its
+    name and document filter changed; the harness's functions named by their import path in the pinned lm-eval."""
+    import lm_eval
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    root = Path(lm_eval.__file__).resolve().parent
+    folder = (leaderboard[name] / "lm_eval").resolve()
+    meta = json.loads((leaderboard[name] / "micro.json").read_text())
+    for index, (micro_task, entry) in enumerate(meta["lm_eval_tasks"].items()):
+        original = load_yaml(lm_eval_task.harness_index()[entry["task"]].yaml_path, resolve_func=False)
+        original = _functions_named(original, f"{root}/", lambda rest: "lm_eval." + rest.replace("/", "."))
+        ours = _functions_named(load_yaml(folder / f"{micro_task}.yaml", resolve_func=False), f"{folder}/",
+                                lambda rest: rest)
+        assert ours.pop("task") == micro_task and original.pop("task") == entry["task"]
+        assert ours.pop("process_docs") == ("function", f"micro_docs.process_{index}")
+        resolved = _functions_named(load_yaml(folder / entry["include"], resolve_func=False), f"{folder}/",
+                                    lambda rest: rest)
+        assert resolved.get("process_docs") == original.get("process_docs")  # the filter applies it first
+        original.pop("process_docs", None)
+        original.pop("tag", None)
+        assert ours == original

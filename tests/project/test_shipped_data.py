@@ -13,12 +13,14 @@ from conftest import REPO
 from mbutils.data.bundle import find_bundle, load_bundle, validate_bundle
 
 DATA = REPO / "data"
-SHIPPED = ("gpqa", "bbh-leaderboard", "mmlu-pro-leaderboard", "mmlu-pro-tiger-lab", "paper-results")
+SHIPPED = ("gpqa", "bbh-leaderboard", "mmlu-pro-leaderboard", "musr-leaderboard", "math-hard-leaderboard",
+           "ifeval-leaderboard", "mmlu-pro-tiger-lab", "paper-results")
 #: Where the bundles were delivered to the team; absent in a user's clone.
 DELIVERED = REPO.parent / "shared" / "data"
 #: Expected shapes (models x items, subtasks), from the delivery's own description.
 SHAPES = {"gpqa": (420, 448, 1), "bbh-leaderboard": (78, 5761, 24), "mmlu-pro-leaderboard": (40, 12032, 14),
-          "mmlu-pro-tiger-lab": (29, 12032, 14)}
+          "mmlu-pro-tiger-lab": (29, 12032, 14), "musr-leaderboard": (78, 756, 3),
+          "math-hard-leaderboard": (81, 1324, 7), "ifeval-leaderboard": (81, 541, 1)}
 
 
 def provenance(name: str) -> dict:

@@ -63,7 +63,8 @@ def tau_and_mdad(summary: pd.DataFrame | list[dict], mdad: pd.DataFrame | list[d
     if s.empty or m.empty:
         return Claim(f"{label(selector)} was not run at k = {size}", "tau_and_mdad", inputs)
     tau, row = float(s["tau"].iloc[0]), m.iloc[0]
-    head = f"at k = {size} {label(selector)} has Kendall τ = {tau:.2f}"
+    who = "random sampling" if selector == "random" else label(selector)
+    head = f"at k = {size} {who} has Kendall τ = {tau:.2f}"
     level = f"{'at least' if tau >= TAU_HIGH else 'below'} {TAU_HIGH:g}"
     if noise.too_few(m).any():
         text = f"{head} ({level}), and its MDAD rests on too few target pairs to say how close a pair it orders"
@@ -77,6 +78,28 @@ def tau_and_mdad(summary: pd.DataFrame | list[dict], mdad: pd.DataFrame | list[d
     else:
         text = f"{head} (high) and an MDAD of {_mdad_ci(row)}: here close comparisons are reliable too"
     return Claim(text, "tau_and_mdad", inputs)
+
+
+def coverage_claim(book_table: pd.DataFrame | list[dict], paper_table: pd.DataFrame | list[dict]) -> Claim:
+    """How often the book's and the paper's 95% MDAD intervals held the pooled MDAD, over the sizes of two
+    :func:`mbutils.evaluate.interval_coverage.mdad_coverage` tables (the range, and where it is lowest)."""
+    cols = ["selector", "size", "truth", "replicates", "replicate_runs", "pooled_runs", "coverage", "below", "se"]
+    tables = [t if isinstance(t, pd.DataFrame) else pd.DataFrame.from_records(t) for t in (book_table, paper_table)]
+    inputs = {"book_table": _records(tables[0], [c for c in cols if c in tables[0]]),
+              "paper_table": _records(tables[1], [c for c in cols if c in tables[1]])}
+    if tables[0].empty:
+        return Claim("no coverage was measured", "coverage_claim", inputs)
+    first = tables[0].iloc[0]
+
+    def span(t):
+        low = t.loc[t["coverage"].astype(float).idxmin()]
+        return (f"{t['coverage'].min():.0%} to {t['coverage'].max():.0%} of the time (lowest at k = {int(low['size'])})"
+                if len(t) > 1 else f"{t['coverage'].iloc[0]:.0%} of the time at k = {int(t['size'].iloc[0])}")
+
+    text = (f"over {int(first['replicates'])} replicates of {int(first['replicate_runs'])} runs, the book's 95% interval "
+            f"held the MDAD pooled over {int(first['pooled_runs']):,} runs {span(tables[0])}; the paper's "
+            f"{span(tables[1])}")
+    return Claim(text, "coverage_claim", inputs)
 
 
 def not_reached(table: pd.DataFrame | list[dict], threshold: float) -> Claim:
@@ -214,8 +237,6 @@ def sources_spread(sweep: pd.DataFrame | list[dict]) -> Claim:
     MDADs at its lowest and highest point have disjoint intervals, each widened by one gap bin (methods that
     read no source model, such as random sampling, reuse the same runs at every count and cannot move;
     they are named as such, not ranked)."""
-    from mbutils.methods.selectors import needs_sources
-
     sweep = sweep if isinstance(sweep, pd.DataFrame) else _frame(sweep)
     ci = [c for c in ("ci_low", "ci_high") if c in sweep]
     inputs = {"sweep": _records(sweep, ["selector", "size", "mdad", "n_sources", *ci])}
@@ -225,7 +246,7 @@ def sources_spread(sweep: pd.DataFrame | list[dict]) -> Claim:
     learners = finite[[needs_sources(s) for s in finite["selector"]]]
     free = sorted({label(s) for s in sweep["selector"] if not needs_sources(s)})
     counts = sorted(int(n) for n in sweep["n_sources"].unique())
-    names = free[0] if len(free) == 1 else "; ".join(free[:-1]) + " and " + free[-1] if free else ""
+    names = "; ".join(free)
     tail = (f" ({names} read{'s' if len(free) == 1 else ''} no source model, so cannot move)" if free else "")
     if learners.empty:
         return Claim(f"no method that learns from source models was run{tail}", "sources_spread", inputs)

@@ -170,15 +170,20 @@ def relative_table(mdads: dict, selector: str, baseline: str = "random", compari
 
 
 def closer_than_mdad(data_name: str, set_name: str, accuracy, mdad) -> "pd.DataFrame":  # noqa: F821
-    """Share of a target set's pairs whose gap is below each selector x size MDAD."""
+    """Share of a target set's pairs whose gap is below each selector x size MDAD, and the same share at the
+    two ends of the MDAD's 95% interval (how far the share could move within it)."""
 
 
     gaps = pair_gaps(accuracy)
     rows = []
     for r in mdad.itertuples(index=False):
-        share = np.mean(gaps < r.mdad) if np.isfinite(r.mdad) else 1.0
+        lo, hi = getattr(r, "ci_low", np.nan), getattr(r, "ci_high", np.nan)
+        reached = np.isfinite(r.mdad)
         rows.append({"bundle": data_name, "target set": set_name, "selector": label(r.selector), "size": r.size,
-                     "MDAD": r.mdad, "share closer than MDAD": share})
+                     "MDAD": r.mdad, "share closer than MDAD": share_closer(gaps, r.mdad),
+                     "at interval low end": share_closer(gaps, max(lo, 0.0)) if reached and np.isfinite(lo)
+                     else (0.0 if reached else 1.0),
+                     "at interval high end": share_closer(gaps, hi) if reached and np.isfinite(hi) else 1.0})
     return pd.DataFrame(rows)
 
 

@@ -132,7 +132,7 @@ def metrics_vs_size(summary: pd.DataFrame, mdad: pd.DataFrame, selectors: Sequen
     axes[0, 2].set_ylim(bottom=0)
     axes[0, 0].set_title("estimation error", fontsize=10)
     axes[0, 1].set_title("Kendall tau", fontsize=10)
-    axes[0, 2].set_title("MDAD (band: 95% CI)", fontsize=10)
+    axes[0, 2].set_title("MDAD (band: 95% interval)", fontsize=10)
     if title:
         fig.suptitle(title, fontsize=11)
     return finish_figure(fig, axes, selectors)
@@ -150,11 +150,11 @@ def tau_and_curves(summary: pd.DataFrame, curve: pd.DataFrame, sizes: Sequence[i
         axes[0, 0].plot(part["size"], part["tau"], color=st.color, linestyle=st.linestyle,
                         marker=st.marker, markersize=MARKER_SIZE)
     size_axis(axes[0, 0], summary["size"].unique(), "Kendall tau-b")
-    axes[0, 0].set_title("rank correlation looks fine…", fontsize=10)
+    axes[0, 0].set_title("Kendall tau against k", fontsize=10)
     for ax, k in zip(axes[0, 1:], sizes):
         for s in selectors:
             plot_curve(ax, curve, s, k, max_gap)
-        _decorate_curve_axis(ax, threshold, max_gap, f"…but close pairs flip (k = {k})")
+        _decorate_curve_axis(ax, threshold, max_gap, f"agreement by gap, k = {k}")
         ax.set_ylabel("pairwise agreement")
     return finish_figure(fig, axes, selectors)
 
@@ -177,7 +177,7 @@ def curves_and_mdad(curve: pd.DataFrame, mdad: pd.DataFrame, sizes: Sequence[int
         plot_mdad(ax, mdad[mdad["selector"].isin(selectors)], s)
     size_axis(ax, mdad["size"].unique(), "MDAD (points)")
     ax.set_ylim(bottom=0)
-    ax.set_title("MDAD vs k (band: 95% CI)", fontsize=10)
+    ax.set_title("MDAD vs k (band: 95% interval)", fontsize=10)
     return finish_figure(fig, axes, selectors)
 
 

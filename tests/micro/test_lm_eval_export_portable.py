@@ -4,7 +4,7 @@ Built on "one machine" (a folder A: the task YAML, its JSONL dataset named by a 
 folder is moved to "another" (B, another path; A deleted, the dataset copied to B as another machine would
 hold it): lm-eval 0.4.13's TaskManager indexes it there, ``lm_eval --model dummy`` runs its group offline,
 and ``score`` equals a count by hand of the log. No file of the folder names A, the venv or its
-site-packages. Then the dataset is reordered (same size): a log of the micro task, and a log of the whole
+site-packages; the task's own Python function (its prompt) travels in the folder. Then the dataset is reordered (same size): a log of the micro task, and a log of the whole
 task, are refused for their documents' content; a log of another micro-benchmark of the same bundle is
 refused as such.
 """
@@ -54,9 +54,11 @@ def machines(tmp_path_factory):
     (a / DATA).write_text(_questions(range(N_DOCS)))
     (a / "tasks").mkdir()
     config = {"task": "arith", "dataset_path": "json", "dataset_kwargs": {"data_files": {"test": str(DATA)}},
-              "test_split": "test", "output_type": "multiple_choice", "doc_to_text": "{{question}}",
-              "doc_to_choice": "{{choices}}", "doc_to_target": "{{answer}}", "metric_list": [{"metric": "acc"}]}
-    (a / "tasks" / "arith.yaml").write_text(yaml.safe_dump(config))
+              "test_split": "test", "output_type": "multiple_choice", "doc_to_choice": "{{choices}}",
+              "doc_to_target": "{{answer}}", "metric_list": [{"metric": "acc"}]}
+    # a function of the task's own, beside its YAML: it must travel with the folder
+    (a / "tasks" / "arith.yaml").write_text(yaml.safe_dump(config) + "doc_to_text: !function helpers.prompt\n")
+    (a / "tasks" / "helpers.py").write_text("def prompt(doc):\n    return 'Q: ' + doc['question'] + '\\nA:'\n")
     (a / "bundle").mkdir()
     items = [f"arith:{i}" for i in range(N_DOCS)]
     correct = (np.random.default_rng(1).random((14, N_DOCS)) < 0.6).astype(int)
@@ -106,6 +108,8 @@ def test_the_folder_names_no_place_of_the_machine_it_was_built_on(machines):
     meta = json.loads((folder / "micro.json").read_text())
     (entry,) = meta["lm_eval_tasks"].values()
     assert entry["include"] == "arith.original_yaml" and entry["config"] == "--lm-eval-tasks: arith.yaml"
+    assert "doc_to_text: !function 'micro_docs.function_0'" in (folder / "lm_eval" / entry["include"]).read_text()
+    assert (folder / "lm_eval" / "functions" / "helpers.py").is_file()
     assert len(entry["fingerprints"]) == K and entry["fingerprint_fields"] == ["question", "choices", "answer"]
 
 
@@ -121,6 +125,8 @@ def test_moved_it_is_indexed_run_and_scored_as_a_count_by_hand(machines):
     records = [json.loads(line) for line in log.read_text().splitlines()]
     chosen = sorted(int(i.split(":")[1]) for i in pd.read_csv(folder / "items.csv")["item"])
     assert sorted(r["doc"]["mbutils_doc_id"] for r in records) == chosen
+    assert all(r["arguments"]["gen_args_0"]["arg_0"].startswith("Q: What is ") for r in records)  # the copied function
+    assert not list((folder / "lm_eval" / "functions").glob("__pycache__"))  # run from source: nothing beside it
     by_hand = 100 * sum(r["acc"] for r in records) / K
     code, out, err = run("score", folder, logs, "--format", "json")
     assert code == 0, err
