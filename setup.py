@@ -15,7 +15,8 @@ from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
 #: The real bundles a wheel carries (about 450 KB): those of the shipped micro-benchmarks and MMLU-Pro's other source.
-BUNDLES = ("gpqa", "bbh-leaderboard", "mmlu-pro-leaderboard", "mmlu-pro-tiger-lab")
+BUNDLES = ("gpqa", "bbh-leaderboard", "mmlu-pro-leaderboard", "mmlu-pro-tiger-lab", "musr-leaderboard",
+           "math-hard-leaderboard", "ifeval-leaderboard")
 
 
 class BuildWithBundles(build_py):

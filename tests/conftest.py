@@ -192,6 +192,9 @@ LANE_TESTS: dict[tuple[str, str], set[str]] = {
     # (a niced background batch, like the shape runs), and the quick book build (`quick_book`) for
     # the real data
     ("publish/test_chapters.py", "test_chapter_executes_with_every_figure"): {"book"},
+    # read every page of the quick book's HTML (`quick_book`) for numbers in prose that are neither glued nor cited
+    ("publish/test_traceability.py", "test_every_number_in_the_prose_of_every_page_is_glued_or_cited"): {"book"},
+    ("publish/test_traceability.py", "test_a_planted_number_in_a_built_page_fails_the_check"): {"book"},
     ("publish/test_chapters.py", "test_every_glued_catch_up_or_match_had_the_power_to_see_two_points"): {"book"},
     # runs a three-cell page that fails on purpose (a kernel, two seconds)
     ("publish/test_chapters_failure.py", "test_a_failed_chapter_keeps_its_notebook_up_to_the_failing_cell"): {"book"},

@@ -202,11 +202,15 @@ def cmd_plan(args) -> int:
         return _plan_new_pair(args)
     if args.results_of or args.metric is not None:
         raise ResultsError("--results-of and --metric go with --micro (a micro-benchmark and new models' logs)")
+    if args.gap is not None and args.pair is not None:
+        raise ResultsError("give either --gap (pairs of a gap bin) or --pair (two models, or two accuracies)")
     accuracies = _as_accuracies(args.pair)
-    if accuracies is not None:  # two accuracies: the per-pair rule's sizes, the benchmark's size if --data
+    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing]) if args.data else None
+    if accuracies is not None and not (bench is not None and set(args.pair) <= set(map(str, bench.models))):
+        # two accuracies (not two models of the bundle): the per-pair rule's sizes, the bundle's size if given
         from mbutils.evaluate.planning_accuracies import accuracy_pair, format_accuracy_pair
 
-        n_items = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing]).n_items if args.data else None
+        n_items = bench.n_items if bench is not None else None
         sys.stdout.write(format_accuracy_pair(accuracy_pair(*accuracies, n_items=n_items, threshold=args.threshold)))
         return 0
     if args.data is None:
@@ -216,7 +220,6 @@ def cmd_plan(args) -> int:
         raise ResultsError("give either --gap (pairs of a gap bin) or --pair MODEL_A MODEL_B (one pair of models)")
     if args.results is not None and not args.results.strip():
         raise ResultsError("--results is empty; give a results file (.parquet or .csv), or leave the option out")
-    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing])
     if args.pair is not None:
         power = pair_power(bench, args.pair[0], args.pair[1], sizes=args.sizes, threshold=args.threshold)
         sys.stdout.write(format_pair_power(power, args.sizes))

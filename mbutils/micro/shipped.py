@@ -36,7 +36,9 @@ from mbutils.base.tables import csv_safe, read_csv_table
 SHIPPED = Path(__file__).resolve().parent / "shipped_micro"
 FORMAT = "mbutils-shipped-micro/1"
 #: Bundle -> sizes shipped, and the protocol runs and seed of every choice and card.
-PLAN = {"gpqa": (25, 50, 100), "bbh-leaderboard": (50, 100, 250), "mmlu-pro-leaderboard": (50, 100, 250)}
+PLAN = {"gpqa": (25, 50, 100), "bbh-leaderboard": (50, 100, 250), "mmlu-pro-leaderboard": (50, 100, 250),
+        "musr-leaderboard": (50, 100, 250), "math-hard-leaderboard": (50, 100, 250),
+        "ifeval-leaderboard": (50, 100, 250)}
 RUNS, SEED = 20, 0
 
 

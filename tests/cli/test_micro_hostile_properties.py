@@ -248,11 +248,23 @@ def test_combine_of_drawn_results_pools_only_one_design_and_never_a_draw_twice(r
             assert not out.exists()
 
 
+def _accuracies(a: str, b: str) -> bool:
+    """Both names read as fractions from 0 to 1 (plan --pair then takes them as two accuracies)."""
+    try:
+        return all(0 <= float(x) <= 1 for x in (a, b))
+    except ValueError:
+        return False
+
+
 @settings(max_examples=30, **RULES)
 @given(a=NAME, b=NAME, gap=st.sampled_from(["2", "0", "-1", "nan", "1e309", "x", "100"]))
 def test_plan_takes_hostile_model_names_and_gaps_without_a_crash(gpqa, a, b, gap):
     for args in (["--pair", a, b], ["--gap", gap]):
         code, out, err = run("plan", "--data", gpqa, *args)
         assert code in (0, 1, 2) and "Traceback" not in err and "internal error" not in err, err
-        if args[0] == "--pair":
+        if args[0] == "--pair" and (a.startswith("-") or b.startswith("-")) and not _accuracies(a, b):
+            assert code == 2 and "error: argument --pair" in err, err  # argparse reads it as an option
+        elif args[0] == "--pair" and _accuracies(a, b):  # two accuracies: the per-pair rule's answer
+            assert code == 0 and ("Gap" in out or "tied" in out), (out, err)
+        elif args[0] == "--pair":
             refused((code, out, err), codes=(1, 2))  # no drawn name is a model of the bundle

@@ -112,8 +112,9 @@ def test_irt_state_round_trips(tmp_path):
     pd.DataFrame(bench.correct[:4], columns=bench.items).assign(model=bench.models[:4]).to_csv(tmp_path / "r.csv",
                                                                                               index=False)
     table = score(folder, [tmp_path / "r.csv"])
-    expected = built.micro.estimate(bench.correct[:4].astype(float))
-    np.testing.assert_allclose(table["estimate"], 100 * expected, atol=1e-9)
+    expected = built.micro.estimate(bench.correct[:4].astype(float))  # the raw estimate, bias-corrected by score
+    np.testing.assert_allclose(table["estimate"], 100 * expected + table["bias_correction"], atol=1e-9)
+    assert table["bias_correction"].iloc[0] == pytest.approx(-100 * built.calibration["error"].mean())
     assert len(built.calibration) == bench.n_models - 4  # every pool model scored once, held out
 
 
