@@ -183,3 +183,20 @@ class StrictBuild(BackgroundProcess):
             f"exit {self.returncode}) after {minutes:.1f} min:\n" + "\n".join(warnings[:30]) + "\n" + log[-3000:])
         return log, minutes
 
+
+
+def shipped_estimate(name: str, right_docs: set) -> float:
+    """The library's estimate (points) of a shipped GPQA micro-benchmark for a model right on the documents
+    ``right_docs`` of the leaderboard's split (items ``gpqa_main_<doc>``): what ``score`` must print."""
+    import numpy as np
+
+    from mbutils import load_benchmark, load_micro
+    from mbutils.micro.heldout import calibration_errors, estimate_and_interval
+
+    bench = load_benchmark("gpqa")
+    row = np.array([[float(int(str(item).rsplit("_", 1)[1]) in right_docs) for item in bench.items]])
+    built = load_micro(name)
+    where = np.array([list(map(str, bench.items)).index(str(item)) for item in built.items])
+    errors = calibration_errors(built.calibration) if built.interval == "empirical" else np.zeros(0)
+    estimate, _ = estimate_and_interval(built.interval, built.micro, row[:, where], None, errors, bench.n_items, 0.9)
+    return float(100 * estimate[0])

@@ -205,7 +205,7 @@ def cmd_plan(args) -> int:
     if args.gap is not None and args.pair is not None:
         raise ResultsError("give either --gap (pairs of a gap bin) or --pair (two models, or two accuracies)")
     accuracies = _as_accuracies(args.pair)
-    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing]) if args.data else None
+    bench = load_benchmark(args.data, missing=MISSING_CHOICES[args.missing]) if args.data is not None else None
     if accuracies is not None and not (bench is not None and set(args.pair) <= set(map(str, bench.models))):
         # two accuracies (not two models of the bundle): the per-pair rule's sizes, the bundle's size if given
         from mbutils.evaluate.planning_accuracies import accuracy_pair, format_accuracy_pair

@@ -57,7 +57,7 @@ class AuditReport:
 
     ``table`` has one row per method (the micro-benchmark, random subsets of its size, and
     random sampling's expected MDAD); ``random_mdads`` the MDAD of each random subset and
-    ``mdad_rank`` the share of them at most the micro-benchmark's. :func:`format_audit` prints it
+    ``mdad_rank`` the share of them at most the micro-benchmark's. ``format_audit`` prints it
     as ``python -m mbutils audit`` does.
 
     Examples

@@ -39,7 +39,7 @@ class Plan:
     ``curve`` is the predicted agreement in the gap's bin at each size; ``random_size`` the smallest
     size at which random sampling reaches ``threshold`` (None: not within ``n_items``); ``table``
     compares cached experiments' selectors with random sampling (empty without any).
-    :func:`format_plan` prints it as ``python -m mbutils plan`` does.
+    ``format_plan`` prints it as ``python -m mbutils plan`` does.
 
     Examples
     --------

@@ -23,7 +23,7 @@ import pytest
 
 from helpers import run_command
 from mbutils.micro import shipped as micro_shipped
-from mbutils.micro.shipped import HASHES, SHIPPED, ShippedError, record, shipped_names, write_hashes
+from mbutils.micro.shipped import PLAN, HASHES, SHIPPED, ShippedError, record, shipped_names, write_hashes
 
 NAMES = shipped_names()  # the real package's, read once at collection
 CSVS = ("items.csv", "pool.csv", "calibration.csv")
@@ -287,4 +287,4 @@ def test_a_shipped_value_no_build_writes_is_refused_though_the_hashes_were_writt
 def test_the_generated_cases_are_many():
     """At least 100 generated refusals (the brief's floor), over every shipped folder."""
     assert len(BYTE_CASES) + len(NAMES) * (len(FOLDER_EDITS) + len(VALUE_EDITS)) >= 100
-    assert len(NAMES) == 9
+    assert len(NAMES) == sum(len(sizes) for sizes in PLAN.values()) == 18

@@ -242,11 +242,12 @@ def share_range_text(gaps: np.ndarray, mdad: float, low: float, high: float) -> 
 
 
 def mdad_cell(row) -> str:
-    """An MDAD row as a sentence quotes it: '4.0 points [3.5, 5.0]' (as the page's table shows it)."""
+    """An MDAD row as a sentence quotes it, the cell of the page's table: '4.0 points [3.5, 5.0]' (a lower
+    bound below 0 as 0, an upper bound no resample reached as 'open')."""
     if not np.isfinite(row["mdad"]):
         return NOT_REACHED
-    lo = "…" if not np.isfinite(row["ci_low"]) else ci_bound_text(row["ci_low"], lower=True)
-    hi = "open" if not np.isfinite(row["ci_high"]) else ci_bound_text(row["ci_high"])
+    lo = "…" if not np.isfinite(row["ci_low"]) else f"{max(float(row['ci_low']), 0.0):.1f}"
+    hi = "open" if not np.isfinite(row["ci_high"]) else f"{float(row['ci_high']):.1f}"
     return f"{fmt_points(row['mdad'])} [{lo}, {hi}]"
 
 
