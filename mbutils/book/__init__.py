@@ -57,17 +57,16 @@ _MODULES = {
                                 'closer_than_mdad', 'items_needed',
                                 'full_mdad_table', 'full_summary_table', 'largest_subtasks',
                                 'float_gap_bins', 'binning_comparison', 'mdad_variants', 'not_reached_counts',
-                                'mdad_cell', 'share_range_text'),
+                                'mdad_cell'),
     'mbutils.evaluate.pair_metrics': ('gap_bins', 'pair_agreement'),
     'mbutils.evaluate.results_table': ('iter_groups',),
     'mbutils.evaluate.planning': ('size_table',),
     'mbutils.evaluate.pair_sizes': ('rule_size',),
     'mbutils.book.findings.claims': ('best_at_size_of', 'not_reached', 'tau_from', 'catch_up_paired', 'estimator_claim',
-                               'comparison_records', 'versus_random_paired', 'tau_and_mdad', 'catch_up_claim',
+                               'comparison_records', 'versus_random_paired', 'tau_and_mdad',
                                'coverage_claim'),
-    'mbutils.evaluate.noise': ('MIN_PAIRS', 'MARGIN', 'too_few', 'too_few_text', 'unpaired_records', 'catch_up',
-                               'runs_for_margin'),
-    'mbutils.evaluate.interval_coverage': ('mdad_coverage', 'replicate_blocks'),
+    'mbutils.evaluate.noise': ('MIN_PAIRS', 'too_few', 'too_few_text', 'unpaired_records', 'catch_up'),
+    'mbutils.evaluate.interval_coverage': ('mdad_coverage',),
     'mbutils.evaluate.metrics': ('INTERVAL_TEXT',),
     'mbutils.book.findings.calibration': ('calibration_report', 'parse_pairs'),
     'mbutils.book.findings.coverage': ('coverage_sentence', 'coverage_summary', 'exact_random_coverage',
@@ -81,7 +80,6 @@ _MODULES = {
 #: names whose module's own name would clash with another (a submodule of the book, another
 #: module's function): ``book.<alias>`` -> (module, attribute)
 _ALIASES = {
-    'noise_versus': ('mbutils.evaluate.noise', 'versus'),  # the noise rule per size (book.versus is a module)
 }
 #: the book's sub-namespace a chapter may use as a whole (``from mbutils.book import plots``)
 SUBMODULES = ('plots',)

@@ -205,19 +205,18 @@ def best_at_size_of(results: pd.DataFrame, size: int, *, threshold: float = 0.8,
 
 def estimator_claim(comparisons: dict, selector: str) -> Claim:
     """How ``selector`` compares with random sampling under each split, in error and in MDAD, pairwise."""
-    parts = []
+    parts, every = [], []
     for split, by_bench in comparisons.items():
         err = [r for rec in by_bench.values() for r in rec["error"]]
         mdad = [r for rec in by_bench.values() for r in rec["mdad"]]
         if not err:
             continue
+        every += mdad
         count = {v: sum(r["verdict"] == v for r in err) for v in ("lower", "higher", "within noise")}
         better = sum(r["verdict"] == "better" for r in mdad)
         worse = sum(r["verdict"] == "worse" for r in mdad)
-        parts.append(f"under the {split}, over {len(err)} benchmark × size cells, its estimation error is lower "
-                     f"than random sampling's beyond the noise in {count['lower']}, higher in {count['higher']} and "
-                     f"within noise in {count['within noise']}; its MDAD is lower in {better} and higher in {worse} "
-                     f"of {len(mdad)}" + family_note(mdad))
-    text = (f"{label(selector)}, compared pairwise with random sampling on shared runs: " + "; ".join(parts)
-            if parts else f"{label(selector)} was not run")
+        parts.append(f"under the {split}, in {len(err)} cells its error is lower in {count['lower']} and higher in "
+                     f"{count['higher']}, its MDAD lower in {better} and higher in {worse}")
+    text = (f"{label(selector)} against random sampling, pairwise and beyond the noise: " + "; ".join(parts)
+            + family_note(every) if parts else f"{label(selector)} was not run")
     return Claim(text, "estimator_claim", {"comparisons": comparisons, "selector": selector})

@@ -42,7 +42,9 @@ def few_runs_warnings(table: pd.DataFrame) -> list[str]:
         if runs >= FEW_RUNS:
             continue
         zero = (np.isfinite(row.ci_low) and np.isfinite(row.ci_high) and row.ci_low == row.ci_high)
-        shown = (f"MDAD {row.mdad:g} [{row.ci_low:g}, {row.ci_high:g}]" if np.isfinite(row.mdad) else "no MDAD")
+        bound = lambda v: f"{v:g}" if np.isfinite(v) else "open"  # noqa: E731
+        shown = (f"MDAD {row.mdad:g} [{bound(row.ci_low)}, {bound(row.ci_high)}]" if np.isfinite(row.mdad)
+                 else "no MDAD")
         out.append(f"warning: {row.selector} at k = {row.size}: {shown} from {runs} run{'s' if runs != 1 else ''}"
                    + (": an interval of zero width" if zero else "")
                    + f"; the interval is not trustworthy with {runs} run{'s' if runs != 1 else ''} (use at least "

@@ -315,8 +315,7 @@ def catch_up(comparisons: dict[str, list[dict]], margin: float = MARGIN) -> Catc
     kind = result.kind
     last = [r for records in comparisons.values() for r in records if int(r["size"]) == largest]
     if kind == "worse":
-        reason = (f"some method's MDAD stays lower than random sampling's beyond the noise up to the largest size "
-                  f"run ({largest})")
+        reason = f"a method's MDAD is lower than random sampling's beyond the noise at the largest size, {largest}"
         runs = np.nan
     elif kind == "too few":
         r = next(r for r in last if state(r, margin) == TOO_FEW)
@@ -325,7 +324,7 @@ def catch_up(comparisons: dict[str, list[dict]], margin: float = MARGIN) -> Catc
                   + (f": {int(n)} distinct target pairs, fewer than {MIN_PAIRS}" if n else ""))
         runs = np.nan
     elif kind == CANNOT:
-        reason = f"an MDAD is not reached, or its interval is open above, at k = {largest}"
+        reason = f"an MDAD not reached, or an interval open above, at k = {largest}"
         runs = np.nan
     else:
         # the sizes from which nothing worse, too few or open stands in the way: what more runs would decide
@@ -336,14 +335,12 @@ def catch_up(comparisons: dict[str, list[dict]], margin: float = MARGIN) -> Catc
         needs = [n for n in needs if not np.isnan(n)]
         runs = max(needs) if needs else np.nan
         top = highest.get(largest, np.nan)
-        reason = (f"too few runs: at k = {largest} the upper 95% bound of random sampling's MDAD minus another "
-                  f"method's is {top:.1f} points, above the {margin:g}-point margin")
+        reason = f"too few runs: upper bound {top:.1f} points at k = {largest}, above the {margin:g}-point margin"
         if np.isinf(runs):
-            reason += (", and some method's MDAD is lower by more than the margin in this sample, so more runs would "
-                       "not settle it unless that difference is noise")
+            reason += (f"; a method's MDAD is more than {margin:g} points lower here, which more runs would settle only "
+                       "if it is noise")
         elif np.isfinite(runs):
-            reason += (f"; about {int(runs):,} runs would bring every upper bound from k = {loose or largest} on within "
-                       "the margin, if the differences stayed as they are")
+            reason += f"; about {int(runs):,} runs would bring every bound from k = {loose or largest} on within it"
     return CatchUp(None, states, reason, runs, margin, largest, highest)
 
 

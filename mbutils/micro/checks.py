@@ -1,7 +1,7 @@
 """The values of a micro-benchmark folder that no build writes wrong, checked wherever one is read.
 
 One set of rules for a written folder (:func:`mbutils.micro.folder.read_micro`) and a shipped record
-(:mod:`mbutils.micro.shipped`): items in the bundle and not repeated, weights finite, positive and (for a
+(:mod:`mbutils.micro.shipped`): items in the bundle and not repeated, weights finite, not negative, not all 0, and (for a
 weighted mean) summing to 1, k and the bundle's size consistent, and a card whose numbers are in range.
 Each check raises ``fail(path, what)``, so every refusal names its file.
 """
@@ -56,16 +56,19 @@ def weights_sum_to_one(selector_class, params) -> bool:
 
 
 def check_items(items: pd.DataFrame, path: Path, fail, *, sum_to_one: bool) -> None:
-    """The chosen items (columns item, weight): each named once, each weight a positive finite number,
-    summing to 1 when ``sum_to_one``. ``fail(path, what)`` makes the error."""
+    """The chosen items (columns item, weight): each named once, each weight a finite number of 0 or more
+    (a selector may keep an item it gives no weight, e.g. an empty stratum's), not all 0, summing to 1 when
+    ``sum_to_one``. ``fail(path, what)`` makes the error."""
     if not {"item", "weight"} <= set(items.columns) or not len(items):
         raise fail(path, "needs the columns item and weight and a row per chosen item")
     names = items["item"].astype(str)
     weights = pd.to_numeric(items["weight"], errors="coerce").to_numpy(np.float64)
-    bad = np.flatnonzero((names.str.strip() == "").to_numpy() | ~np.isfinite(weights) | (weights <= 0))
+    bad = np.flatnonzero((names.str.strip() == "").to_numpy() | ~np.isfinite(weights) | (weights < 0))
     if len(bad):
         raise fail(path, f"row {bad[0] + 2} (item {names.iloc[bad[0]][:80]!r}, weight "
-                   f"{str(items['weight'].iloc[bad[0]])[:30]!r}) names no item or has no positive weight")
+                   f"{str(items['weight'].iloc[bad[0]])[:30]!r}) names no item or has a negative or non-finite weight")
+    if not (weights > 0).any():
+        raise fail(path, "gives every item a weight of 0: the estimate would read nothing")
     if names.duplicated().any():
         raise fail(path, f"names item {names[names.duplicated()].iloc[0][:80]!r} twice")
     if sum_to_one and abs(float(weights.sum()) - 1.0) > WEIGHT_SUM_TOLERANCE:

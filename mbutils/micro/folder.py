@@ -141,7 +141,7 @@ def write_micro(built, out: str | Path, *, bundle_folder: Path | None = None, fo
 class MicroFolder:
     """A micro-benchmark folder read back: its items, estimator, pool, calibration and card.
 
-    What :func:`read_micro` and ``mbutils.load_micro`` return; ``mbutils.score`` reads one.
+    What ``read_micro`` and ``mbutils.load_micro`` return; ``mbutils.score`` reads one.
 
     Examples
     --------

@@ -18,8 +18,8 @@ def test_a_claim_changes_its_words_when_its_numbers_change():
     mdad.loc[2, "mdad"], mdad.loc[2, "ci_high"] = 12.5, 13.0  # anchor no better at k = 10
     assert claims.catch_up({"B": mdad}).text == "B: from k = 10 (upper bounds at most 1.0 points)"
     mdad.loc[1, "mdad"] = np.nan  # random not reached at the largest size
-    assert claims.catch_up({"B": mdad}).text == ("B: not within the sizes run (an MDAD is not reached, or its "
-                                                 "interval is open above, at k = 50)")
+    assert claims.catch_up({"B": mdad}).text == ("B: not within the sizes run (an MDAD not reached, or an interval "
+                                                 "open above, at k = 50)")
     table = mdad_rows([("random", 10, np.nan), ("random", 25, 3.0)])
     assert claims.not_reached(table, 0.9).text == "the 90% level is not reached in 1 of the 2 cells"
     assert claims.not_reached(table.fillna(9.0), 0.9).text == "the 90% level is reached in every one of the 2 cells"

@@ -29,10 +29,14 @@ NOT_TERMS = {
     ", then", "compare with the noise rule", "exercises", "homework", "how the simulator works", "import",
     "in class", "objectives", "prerequisites", "random sampling, exactly", "reading before class",
     "optional", "same benchmark, another model pool", "same data, same protocol",
-    "tables of different experiments are compared unpaired", "the book picks it up", "the models file",
+    "the book picks it up", "the models file",
     "with source models", "criterion", "estimator", "update", "the protocol", "two splits",
     "three estimators of one random sample", "time and disk per model",
-    "selectors of one experiment are compared pairwise",
+    # the noise rule's verdicts and reasons on measures, named in bold where the rule states them
+    "catches up", "lower", "paired", "unpaired", "within noise", "too few models", "too few runs",
+    "too few target pairs",
+    # the options of conceptual questions, a worked number, and the teaching page's assessment parts
+    "a", "b", "16 points", "checks (60%)", "conceptual questions (10%)", "written answers (30%)",
 }
 
 

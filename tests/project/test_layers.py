@@ -140,6 +140,9 @@ def test_the_book_facade_is_what_the_chapters_call():
     text = "\n".join(p.read_text(encoding="utf-8") for p in (PACKAGE.parent / "chapters").glob("*.md"))
     front = (PACKAGE.parent / "intro.md").read_text(encoding="utf-8")  # the front page's code cells call it too
     text += "\n".join(re.findall(r"```\{code-cell\}(.*?)```", front, flags=re.S))
+    # the cells the students' and graders' copies add call the book too
+    for copy in ("student_notebooks.py", "grading.py"):
+        text += (PACKAGE / "publish" / copy).read_text(encoding="utf-8")
     used = set(re.findall(r"(?<![\w.])book\.([A-Za-z_]\w*)", text)) - set(book.SUBMODULES)
     assert used == {*exported, "data_listing"}, (sorted(used - set(exported)), sorted(set(exported) - used))
     assert all(getattr(book, name) is not None for name in used)

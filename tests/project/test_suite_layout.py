@@ -30,6 +30,9 @@ NAMED_OTHERWISE = {
     "publish/test_book_browser.py": "the whole built book, its copies and its PDF in Chromium",
     "publish/test_book_course.py": "the course apparatus every chapter carries (objectives, citations, glossary)",
     "book/test_chapter_api.py": "what the chapters call: the public names and the book's facade (book/__init__.py)",
+    "publish/test_exercise_contract.py": "every chapter's exercises: what they ask the student to produce is what "
+                                         "their checks read",
+    "publish/test_traceability.py": "every number in the prose of the built book is glued or cited",
 }
 
 

@@ -131,7 +131,7 @@ def register(name_or_class=None, factory=None, /, *, roles=(), **params):
         The older form ``register(name, factory)``: registers at once what ``factory()`` builds
         (its class and parameters).
     roles : iterable of str, optional
-        Roles of the name (:data:`ROLES`): ``"paper"`` (one of the paper's methods) and
+        Roles of the name (``ROLES``): ``"paper"`` (one of the paper's methods) and
         ``"auto"`` (a candidate of ``build-micro --selector auto``).
     **params
         Constructor parameters of the variant.
@@ -212,7 +212,7 @@ def selector_names(role: str | None = None) -> list[str]:
     Parameters
     ----------
     role : str, optional
-        Only the names of this role (:data:`ROLES`: ``"paper"``, ``"auto"``).
+        Only the names of this role (``ROLES``: ``"paper"``, ``"auto"``).
 
     Returns
     -------
