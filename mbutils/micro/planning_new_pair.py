@@ -52,6 +52,7 @@ class NewPairPower:
     k: int
     n_items: int
     assumptions: list = field(default_factory=list)
+    card_mdad: str = ""    # the card's MDAD in words (the one every output quotes), "" when it has none
 
 
 def fold_pair_noise(calibration) -> tuple[float, int]:
@@ -169,7 +170,19 @@ def new_pair_power(folder, model_a: str, model_b: str, paths=(), *, threshold: f
     return NewPairPower(model_a=names[0], model_b=names[1], sources=sources, estimate_a=100 * float(est[0]),
                         estimate_b=100 * float(est[1]), difference=100 * diff, noise=100 * sigma, noise_source=how,
                         probability=prob, threshold=float(threshold), more_items=more, k=k, n_items=n,
-                        assumptions=assumptions)
+                        assumptions=assumptions, card_mdad=card_mdad_text(folder.card))
+
+
+def card_mdad_text(card: dict) -> str:
+    """The card's MDAD as every output quotes it (the monotone fit, its 95% interval over whole runs)."""
+    from mbutils.base.tables import mdad_text, upper_bound_text
+
+    mdad = card.get("mdad")
+    if mdad is None or not math.isfinite(float(mdad)) or not card.get("protocol"):
+        return ""
+    return (f"{mdad_text(mdad, unit=' points')} (95% interval {mdad_text(card.get('ci_low'))} to "
+            f"{upper_bound_text(card.get('ci_high'))}; {card['protocol']['n_runs']} protocol runs): the gap at which "
+            f"pairs of the pool are ordered correctly {100 * float(card['threshold']):g}% of the time")
 
 
 def format_new_pair(p: NewPairPower) -> str:
@@ -189,5 +202,8 @@ def format_new_pair(p: NewPairPower) -> str:
     else:
         lines.append(f"About {p.more_items} more uniformly random items (of the {p.n_items - p.k} not in it) would "
                      f"bring it to {p.threshold:g}.")
+    if p.card_mdad:
+        lines.append(f"The card's MDAD is {p.card_mdad}, on average over those pairs; this answer is for this "
+                     "pair, whose own items decide its noise.")
     lines.append("Assumed: " + "; ".join(p.assumptions) + ".")
     return "\n".join(lines) + "\n"

@@ -79,3 +79,16 @@ def test_unknown_or_repeated_models_are_refused(setting):
         new_pair_power(random, "new-a", "new-a", [csv])
     with pytest.raises(ProtocolError, match="threshold"):
         new_pair_power(random, "new-a", "new-b", [csv], threshold=0.4)
+
+
+def test_plan_micro_quotes_the_cards_mdad_as_micro_list_does():
+    """One MDAD: plan --micro's answer quotes the card's (monotone fit, run interval), the number micro list shows."""
+    from mbutils.micro.planning_new_pair import card_mdad_text, format_new_pair, new_pair_power
+    from mbutils.micro.shipped import record, shipped_folder
+
+    folder = shipped_folder("gpqa-50")
+    pool = folder.pool["model"].astype(str).tolist()
+    answer = format_new_pair(new_pair_power(folder, pool[0], pool[1]))
+    quoted = card_mdad_text(folder.card)
+    assert quoted and quoted in answer
+    assert quoted.startswith(f"{record('gpqa-50')['card']['mdad']:g} points")
