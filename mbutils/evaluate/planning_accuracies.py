@@ -43,7 +43,7 @@ def accuracy_pair(accuracy_a, accuracy_b, *, n_items: int | None = None, thresho
     >>> round(plan.gap, 2), plan.size["least"] <= plan.size["independent"] <= plan.size["most"]
     (0.03, True)
     >>> plan.size["independent"]
-    382
+    415
     """
     a = check_number(accuracy_a, "accuracy of model A", ProtocolError, low=0, high=1)
     b = check_number(accuracy_b, "accuracy of model B", ProtocolError, low=0, high=1)
@@ -52,7 +52,7 @@ def accuracy_pair(accuracy_a, accuracy_b, *, n_items: int | None = None, thresho
     n = int(n_items) if n_items is not None else None
     sizes = {}
     for key, d in disagree.items():
-        k = float(rule_size(gap, d, n if n is not None else 10 ** 12, threshold, continuity=False))
+        k = float(rule_size(gap, d, n if n is not None else 10 ** 12, threshold))
         sizes[key] = int(np.ceil(k - 1e-9)) if np.isfinite(k) else float("inf")
     return AccuracyPair(a, b, gap, float(threshold), n, disagree, sizes)
 
@@ -71,4 +71,5 @@ def format_accuracy_pair(plan: AccuracyPair) -> str:
             f"{size('independent')} if their errors are independent (they disagree on "
             f"{100 * plan.disagree['independent']:.0f}% of items); {size('least')} if one is right wherever the "
             f"other is, {size('most')} if their right answers overlap as little as possible. (The per-pair rule "
-            "k = z^2 (d - gap^2) / gap^2, finite-population corrected when --data gives the benchmark.)\n")
+            "Phi((k gap - 1/2) / sd_k) >= the threshold with sd_k^2 = k (d - gap^2), the leader ahead by at least one "
+            "item; finite-population corrected when --data gives the benchmark.)\n")
