@@ -239,7 +239,8 @@ def _check_params(chapter: Path, params: dict) -> dict:
 
 
 @contextmanager
-def _environment(changes: dict[str, str | None]):
+def temporary_environment(changes: dict[str, str | None]):
+    """Set (a value) or unset (None) environment variables for the block, and put them back after it."""
     old = {k: os.environ.get(k) for k in changes}
     try:
         for key, value in changes.items():
@@ -440,7 +441,7 @@ def run_chapter(chapter: str | Path, params: dict | None, out_dir: str | Path, *
         unexecuted = to_notebook(source, Path(tmp) / f"{source.stem}.source.ipynb", values=values)
         try:
             # the kernel's working directory is chapters/, not the caller's: it gets MBUTILS_DATA's folders absolute
-            with _environment({**data_environment(), **({"MBUTILS_PROFILE": profile} if profile else {})}), \
+            with temporary_environment({**data_environment(), **({"MBUTILS_PROFILE": profile} if profile else {})}), \
                     _quiet("papermill"):
                 papermill.execute_notebook(
                     str(unexecuted), str(executed), parameters=values, kernel_name=kernel,

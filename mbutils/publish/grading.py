@@ -25,17 +25,16 @@ one fails, *not done* when a name is still ``...``, *error* when its checks coul
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 import textwrap
-from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 
 from mbutils.base.errors import MbutilsError
 from mbutils.data.datapath import data_environment
+from mbutils.publish.chapters import temporary_environment
 from mbutils.publish.student_notebooks import EXERCISE_KEY, check_block, exercises_of
 
 #: The states of an exercise in the grades table, best first.
@@ -99,20 +98,6 @@ def grading_notebook(nb, chapter: str):
     return out, answered
 
 
-@contextmanager
-def _environment(changes: dict[str, str]):
-    old = {key: os.environ.get(key) for key in changes}
-    os.environ.update(changes)
-    try:
-        yield
-    finally:
-        for key, value in old.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 def submission_chapter(path: Path, nb) -> str | None:
     """The chapter a submitted notebook answers: its metadata's, else its file name's (or None)."""
     from mbutils.publish.chapters import chapter_names
@@ -150,7 +135,7 @@ def grade_notebook(path: str | Path, *, params: dict | None = None, profile: str
         log = Path(tmp) / "checks.jsonl"
         env = {**data_environment(), "MBUTILS_CHECKS_LOG": str(log), **({"MBUTILS_PROFILE": profile} if profile else {})}
         env.pop("MBUTILS_CHECKS_MUTATE", None)
-        with _environment(env):
+        with temporary_environment(env):
             client = NotebookClient(graded, timeout=timeout, kernel_name="python3", allow_errors=True,
                                     resources={"metadata": {"path": str(chapter_path(chapter).parent)}})
             try:
